@@ -1,0 +1,193 @@
+"""The one path every transcript takes: source → adapter → stages → sink.
+
+Events travel in :class:`Batch` objects, one per chunk of source lines, so
+the async machinery costs an ``await`` per batch, never per line or event.
+A batch carries a ``mark``: the source position its events complete. Sinks
+report the marks of batches they have durably taken, which is what a
+follower checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from agentminutes._errors import ParseError, SourceError
+from agentminutes._sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
+from agentminutes.harness import Adapter, ParseOptions, adapter_class, detect
+from agentminutes.schema import Event
+
+__all__ = (
+    "Batch",
+    "Conversion",
+    "Stage",
+    "apply_stages",
+    "feed_lines",
+    "per_event",
+)
+
+_BOM: Final = b"\xef\xbb\xbf"
+
+
+@dataclass(slots=True)
+class Batch:
+    """Events completed by one run of source lines, and the position they reach."""
+
+    events: list[Event]
+    mark: Any = None
+
+
+#: A transform stage: an async iterator of batches in, one out.
+Stage = Callable[[AsyncIterator[Batch]], AsyncIterator[Batch]]
+
+
+def per_event(fn: Callable[[Event], Event | Iterable[Event] | None]) -> Stage:
+    """Lift a per-event function into a stage.
+
+    *fn* returns the event (changed or not), several events, or ``None`` to
+    drop it. Marks pass through untouched.
+    """
+
+    async def stage(batches: AsyncIterator[Batch]) -> AsyncIterator[Batch]:
+        async for batch in batches:
+            out: list[Event] = []
+            for ev in batch.events:
+                res = fn(ev)
+                if res is None:
+                    continue
+                if isinstance(res, Event):
+                    out.append(res)
+                else:
+                    out.extend(res)
+            batch.events = out
+            yield batch
+
+    stage.__name__ = getattr(fn, "__name__", "per_event")
+    return stage
+
+
+def apply_stages(batches: AsyncIterator[Batch], stages: Sequence[Stage]) -> AsyncIterator[Batch]:
+    """Chain *stages* over *batches*, first stage first."""
+    for stage in stages:
+        batches = stage(batches)
+    return batches
+
+
+def feed_lines(adapter: Adapter, lines: LineBatch) -> list[Event]:
+    """Feed a batch of raw lines to *adapter*; return the events they complete.
+
+    Surrounding whitespace (CRLF included) is trimmed, a UTF-8 byte-order mark
+    on line 1 is tolerated, and blank lines are passed over: they carry no
+    record, so they count toward line numbers only.
+    """
+    out: list[Event] = []
+    extend = out.extend
+    feed = adapter.feed
+    for lineno, raw in lines:
+        line = raw.strip()
+        if lineno == 1 and line.startswith(_BOM):
+            line = line[3:].strip()
+        if line:
+            extend(feed(line, lineno))
+    return out
+
+
+@dataclass
+class Conversion:
+    """One transcript on its way through an adapter.
+
+    Build it with :meth:`from_path`; iterate :meth:`batches` (async) or
+    :meth:`iter_events` (sync). After the first batch, ``adapter`` is the
+    adapter in use and ``confidence`` how sure detection was.
+    """
+
+    name: str
+    harness: str = "auto"
+    options: ParseOptions = field(default_factory=ParseOptions)
+    on_skip: Callable[[int, str], None] | None = None
+    adapter: Adapter | None = None
+
+    def _start(self, head: bytes) -> Adapter:
+        if not head:
+            raise SourceError(f"{self.name}: empty input, not a transcript")
+        if self.harness in ("", "auto"):
+            try:
+                cls, _ = detect(head)
+            except Exception as exc:
+                raise type(exc)(f"{self.name}: {exc}") from None
+        else:
+            cls = adapter_class(self.harness)
+        self.adapter = cls(self.options, on_skip=self.on_skip)  # type: ignore[call-arg]
+        return self.adapter
+
+    def _error(self, exc: ParseError) -> ParseError:
+        return exc.with_path(self.name)
+
+    async def batches(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[Batch]:
+        """Parse *chunks* (the transcript's bytes) into batches of events."""
+        splitter = LineSplitter()
+        adapter: Adapter | None = None
+        try:
+            async for chunk in chunks:
+                if adapter is None:
+                    adapter = self._start(chunk)
+                lines = splitter.push(chunk)
+                if lines:
+                    yield Batch(feed_lines(adapter, lines), splitter.lineno)
+            if adapter is None:
+                adapter = self._start(b"")
+            tail = splitter.flush()
+            events = feed_lines(adapter, tail) if tail else []
+            events.extend(adapter.finish())
+            yield Batch(events, splitter.lineno)
+        except ParseError as exc:
+            raise self._error(exc) from None
+
+    def iter_events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
+        """Synchronous twin of :meth:`batches`, flattened to events."""
+        splitter = LineSplitter()
+        adapter: Adapter | None = None
+        try:
+            for chunk in chunks:
+                if adapter is None:
+                    adapter = self._start(chunk)
+                lines = splitter.push(chunk)
+                if lines:
+                    yield from feed_lines(adapter, lines)
+            if adapter is None:
+                adapter = self._start(b"")
+            tail = splitter.flush()
+            if tail:
+                yield from feed_lines(adapter, tail)
+            yield from adapter.finish()
+        except ParseError as exc:
+            raise self._error(exc) from None
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Skipped native records so far, by native record type."""
+        return self.adapter.skipped if self.adapter is not None else {}
+
+
+def source_name(source: str | os.PathLike[str]) -> str:
+    """How errors name a source: its path, or ``<stdin>``."""
+    return "<stdin>" if source == "-" else os.fspath(source)
+
+
+def open_chunks(source: str | os.PathLike[str]) -> AsyncIterator[bytes]:
+    """The async chunk source for a path or ``"-"``."""
+    return aiter_chunks(source)
+
+
+def open_sync_chunks(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """The sync chunk source for a path."""
+    from agentminutes._sources import open_error
+
+    target = os.fspath(path)
+    err = open_error(target)
+    if err is not None:
+        raise err
+    with open(target, "rb") as f:
+        yield from iter_chunks(f)

@@ -1,0 +1,83 @@
+"""Transform stages: opt-in reshaping of the event stream between adapter and sink.
+
+Adapters translate; stages reshape, and only when asked. A stage takes an
+async iterator of :class:`~agentminutes.Batch` and yields batches; a plain
+per-event function becomes one with :func:`~agentminutes.per_event`. Stages
+keep each source event's provenance, so line accounting still holds after
+them, and mark what they synthesize (``promoted_from``).
+
+Stages available by name (``--promote``) are listed in :data:`PROMOTIONS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from agentminutes._errors import UsageError
+from agentminutes._pipeline import Stage, per_event
+from agentminutes.schema import ContentBlock, Event, Raw
+
+__all__ = ("PROMOTIONS", "promotion", "truncate_payloads")
+
+#: Opt-in telemetry promotions by name; each value builds the stage.
+PROMOTIONS: dict[str, Callable[[], Stage]] = {}
+
+
+def promotion(name: str) -> Stage:
+    """Build the promotion stage registered as *name* (e.g. ``"codex:web-search"``)."""
+    try:
+        factory = PROMOTIONS[name]
+    except KeyError:
+        known = ", ".join(f'"{n}"' for n in sorted(PROMOTIONS)) or "none"
+        raise UsageError(f'unknown promotion "{name}" (known: {known})') from None
+    return factory()
+
+
+def promotions(names: Sequence[str]) -> list[Stage]:
+    """Build the promotion stages for *names*, in order."""
+    return [promotion(n) for n in names]
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def truncate_payloads(max_bytes: int) -> Stage:
+    """Replace tool-result payloads larger than *max_bytes* by their size and sha256.
+
+    Text blocks are measured in UTF-8 bytes, other blocks by their verbatim
+    native JSON; the enrichment sidecar becomes
+    ``{"truncated": true, "size": N, "sha256": "..."}``.
+    """
+
+    def truncate(ev: Event) -> Event:
+        result = ev.tool_result
+        if result is None:
+            return ev
+        if result.content:
+            blocks: list[ContentBlock] = []
+            for b in result.content:
+                text = b.text.encode()
+                if len(text) > max_bytes:
+                    b = msgspec.structs.replace(
+                        b, text="", truncated=True, size=len(text), digest=_digest(text)
+                    )
+                if b.raw is not None and len(b.raw) > max_bytes:
+                    data = bytes(b.raw)
+                    b = msgspec.structs.replace(
+                        b, raw=None, truncated=True, size=len(data), digest=_digest(data)
+                    )
+                blocks.append(b)
+            result.content = blocks
+        if result.enrichment is not None and len(result.enrichment) > max_bytes:
+            data = bytes(result.enrichment)
+            placeholder = {"truncated": True, "size": len(data), "sha256": _digest(data)}
+            result.enrichment = Raw(msgspec.json.encode(placeholder))
+        return ev
+
+    stage = per_event(truncate)
+    stage.__name__ = f"truncate_payloads({max_bytes})"
+    return stage
