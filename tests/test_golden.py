@@ -1,0 +1,52 @@
+"""Our output equals the reference's, as JSON values, for every fixture with a golden.
+
+The goldens in fixtures/golden/ were made by running the reference Go CLI
+(agentminutes 0.8.0) on each fixture: see scripts/make_goldens.py. Fixtures
+the reference rejects have no golden; their behaviour is pinned by the
+adapter tests instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, GOLDEN, canon, convert_json, stats_json
+
+
+def _goldens() -> list[tuple[Path, Path, str, list[str]]]:
+    cases = []
+    for golden in sorted(GOLDEN.rglob("*.json")):
+        harness = golden.relative_to(GOLDEN).parts[0]
+        stem, run = golden.name[: -len(".json")].split(".", 1)
+        verb, _, promo = run.partition(".")
+        transcript = FIXTURES / harness / stem.replace("__", "/")
+        promote = []
+        if promo.startswith("promote-"):
+            promote = [f"{harness}:{promo[len('promote-'):]}"]
+        cases.append((transcript, golden, verb, promote))
+    return cases
+
+
+CASES = _goldens()
+
+
+@pytest.mark.parametrize(
+    ("transcript", "golden", "verb", "promote"),
+    CASES,
+    ids=[str(c[1].relative_to(GOLDEN)) for c in CASES],
+)
+def test_matches_reference(transcript: Path, golden: Path, verb: str, promote: list[str]) -> None:
+    assert transcript.exists(), f"golden without fixture: {golden}"
+    expected = json.loads(golden.read_bytes())
+    if verb == "convert":
+        ours = convert_json(transcript, promote=promote)
+    else:
+        ours = stats_json(transcript, promote=promote)
+    assert canon(ours) == canon(expected)
+
+
+def test_there_are_goldens() -> None:
+    assert len(CASES) >= 10
