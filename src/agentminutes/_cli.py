@@ -163,11 +163,9 @@ async def _convert(
 
 
 def _skip_summary(events: int, skipped: dict[str, int]) -> None:
-    text = f"agentminutes: {events} events"
+    text = f"agentminutes: {events} events, {sum(skipped.values())} skipped records"
     if skipped:
-        total = sum(skipped.values())
-        parts = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items()))
-        text += f", {total} skipped records ({parts})"
+        text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) + ")"
     print(text, file=sys.stderr)
 
 

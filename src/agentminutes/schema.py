@@ -234,7 +234,9 @@ class Event(_Struct, kw_only=True):
     """One entry of a normalized session; exactly one payload field is set, matching ``kind``.
 
     ``timestamp`` is the harness's RFC 3339 time for the record, as written by the
-    harness. Events folded out of one assistant API message share ``message_id``.
+    harness. Events folded out of one assistant API message share ``message_id``;
+    ``agent_id`` names the subagent that produced an event, for harnesses that record
+    subagents inline in the parent's transcript.
     """
 
     kind: str
@@ -242,6 +244,7 @@ class Event(_Struct, kw_only=True):
     id: str = ""
     parent_id: str = ""
     message_id: str = ""
+    agent_id: str = ""
     provenance: Provenance | None = None
     session_meta: Meta | None = None
     user_message: UserMessage | None = None
