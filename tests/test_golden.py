@@ -25,7 +25,7 @@ def _goldens() -> list[tuple[Path, Path, str, list[str]]]:
         transcript = FIXTURES / harness / stem.replace("__", "/")
         promote = []
         if promo.startswith("promote-"):
-            promote = [f"{harness}:{promo[len('promote-'):]}"]
+            promote = [f"{harness}:{promo[len('promote-') :]}"]
         cases.append((transcript, golden, verb, promote))
     return cases
 

@@ -8,10 +8,12 @@ the transcript is.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
 from agentminutes import _time
 from agentminutes.schema import (
     SCHEMA_VERSION,
+    AgentStats,
     ContentBlock,
     Event,
     EventKind,
@@ -24,7 +26,14 @@ from agentminutes.schema import (
     ToolInteraction,
 )
 
-__all__ = ("UNKNOWN_TOOL", "SessionBuilder", "StatsBuilder", "tool_interactions")
+__all__ = (
+    "UNKNOWN_TOOL",
+    "ReportBuilder",
+    "SessionBuilder",
+    "StatsBuilder",
+    "TotalsBuilder",
+    "tool_interactions",
+)
 
 #: The key under which per-tool maps count results attributable to no named tool.
 UNKNOWN_TOOL = "(unknown)"
@@ -52,6 +61,35 @@ def tool_interactions(events: Iterable[Event]) -> list[ToolInteraction]:
     return joined
 
 
+@cache
+def _prompt_rule(harness: str) -> str:
+    from agentminutes.harness import ADAPTERS
+
+    for cls in ADAPTERS:
+        if cls.name == harness:
+            return cls.prompt_tokens
+    return ""
+
+
+def with_prompt_total(usage: TokenUsage, harness: str) -> TokenUsage:
+    """A copy of a usage sum with ``total_prompt_tokens`` set by *harness*'s rule."""
+    rule = _prompt_rule(harness)
+    if rule == "all":
+        prompt = usage.input_tokens + usage.cache_read_input_tokens
+        prompt += usage.cache_creation_input_tokens
+    elif rule == "input":
+        prompt = usage.input_tokens
+    else:
+        prompt = 0
+    return TokenUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_input_tokens=usage.cache_read_input_tokens,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens,
+        total_prompt_tokens=prompt,
+    )
+
+
 class TotalsBuilder:
     """Sums the usage of assistant messages; ``None`` when no message recorded any."""
 
@@ -61,25 +99,13 @@ class TotalsBuilder:
         self._sum = TokenUsage(input_tokens=0, output_tokens=0)
         self._seen = False
 
-    def add(self, ev: Event) -> None:
-        msg = ev.assistant_message
-        if msg is not None and msg.usage is not None:
+    def add_usage(self, usage: TokenUsage | None) -> None:
+        if usage is not None:
             self._seen = True
-            self._sum.add(msg.usage)
+            self._sum.add(usage)
 
-    def build(self) -> TokenUsage | None:
-        if not self._seen:
-            return None
-        total = self._sum
-        return TokenUsage(
-            input_tokens=total.input_tokens,
-            output_tokens=total.output_tokens,
-            cache_read_input_tokens=total.cache_read_input_tokens,
-            cache_creation_input_tokens=total.cache_creation_input_tokens,
-            total_prompt_tokens=total.input_tokens
-            + total.cache_read_input_tokens
-            + total.cache_creation_input_tokens,
-        )
+    def build(self, harness: str) -> TokenUsage | None:
+        return with_prompt_total(self._sum, harness) if self._seen else None
 
 
 class ReportBuilder:
@@ -112,21 +138,40 @@ class ReportBuilder:
         )
 
 
-class SessionBuilder:
-    """Accumulates an event stream into a :class:`Session` (what ``parse`` returns)."""
+class SessionAggregates:
+    """Meta, totals and report of a stream: everything a session has besides its events."""
+
+    __slots__ = ("_report", "_totals", "meta")
 
     def __init__(self) -> None:
         self.meta: Meta | None = None
-        self.events: list[Event] = []
         self._totals = TotalsBuilder()
         self._report = ReportBuilder()
 
     def add(self, ev: Event) -> None:
-        """Append one event, updating totals and the report."""
         if ev.session_meta is not None and self.meta is None:
             self.meta = ev.session_meta
-        self._totals.add(ev)
+        elif ev.assistant_message is not None:
+            self._totals.add_usage(ev.assistant_message.usage)
         self._report.add(ev)
+
+    def totals(self) -> TokenUsage | None:
+        return self._totals.build(self.meta.harness if self.meta else "")
+
+    def report(self, skipped: dict[str, int]) -> Report:
+        return self._report.build(skipped)
+
+
+class SessionBuilder:
+    """Accumulates an event stream into a :class:`Session` (what ``parse`` returns)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._agg = SessionAggregates()
+
+    def add(self, ev: Event) -> None:
+        """Append one event, updating totals and the report."""
+        self._agg.add(ev)
         self.events.append(ev)
 
     def add_all(self, events: Iterable[Event]) -> None:
@@ -138,10 +183,10 @@ class SessionBuilder:
         """Return the accumulated session; *skipped* is the adapter's skip count."""
         return Session(
             agentminutes_schema=SCHEMA_VERSION,
-            meta=self.meta or Meta(harness=""),
+            meta=self._agg.meta or Meta(harness=""),
             events=self.events,
-            totals=self._totals.build(),
-            report=self._report.build(skipped or {}),
+            totals=self._agg.totals(),
+            report=self._agg.report(skipped or {}),
         )
 
 
@@ -157,27 +202,66 @@ def _content_bytes(blocks: list[ContentBlock] | None) -> int:
         if b.truncated:
             total += b.size
         else:
-            total += len(b.text.encode()) if not b.text.isascii() else len(b.text)
-            if b.raw is not None:
-                total += len(b.raw)
+            text = b.text
+            total += len(text) if text.isascii() else len(text.encode())
+            total += len(b.raw)
     return total
 
 
-class _Interaction:
-    __slots__ = ("answered", "call_ns", "kind", "last_ns", "name")
+def _bump(counts: dict[str, int], key: str, by: int = 1) -> None:
+    counts[key] = counts.get(key, 0) + by
 
-    def __init__(self, name: str, kind: str, call_ns: int | None) -> None:
+
+class _Interaction:
+    __slots__ = ("agent", "answered", "call_ns", "kind", "last_ns", "name")
+
+    def __init__(self, name: str, kind: str, agent: str, call_ns: int | None) -> None:
         self.name = name
         self.kind = kind
+        self.agent = agent
         self.call_ns = call_ns
         self.last_ns: int | None = None
         self.answered = False
+
+
+class _AgentTally:
+    __slots__ = (
+        "assistant_messages",
+        "by_kind",
+        "by_name",
+        "events",
+        "models",
+        "tool_errors",
+        "totals",
+    )
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.assistant_messages = 0
+        self.by_name: dict[str, int] = {}
+        self.by_kind: dict[str, int] = {}
+        self.tool_errors = 0
+        self.models: list[str] = []
+        self.totals = TotalsBuilder()
+
+    def build(self, harness: str) -> AgentStats:
+        return AgentStats(
+            events=self.events,
+            assistant_messages=self.assistant_messages,
+            tool_calls=sum(self.by_name.values()),
+            tool_calls_by_name=self.by_name or None,
+            tool_calls_by_kind=self.by_kind or None,
+            tool_errors=self.tool_errors,
+            models=self.models or None,
+            totals=self.totals.build(harness),
+        )
 
 
 class StatsBuilder:
     """Streams events into a :class:`Stats` summary without keeping the events."""
 
     def __init__(self) -> None:
+        self.harness = ""
         self.events = 0
         self.event_counts: dict[str, int] = {}
         self.user_messages = 0
@@ -197,6 +281,13 @@ class StatsBuilder:
         self._calls: list[_Interaction] = []
         self._by_id: dict[str, _Interaction] = {}
         self._totals = TotalsBuilder()
+        self._agents: dict[str, _AgentTally] = {}
+
+    def _agent(self, agent_id: str) -> _AgentTally:
+        tally = self._agents.get(agent_id)
+        if tally is None:
+            tally = self._agents[agent_id] = _AgentTally()
+        return tally
 
     def add_all(self, events: Iterable[Event]) -> None:
         """Account for every event of *events*."""
@@ -207,7 +298,9 @@ class StatsBuilder:
         """Account for one event."""
         self.events += 1
         kind = ev.kind
-        self.event_counts[kind] = self.event_counts.get(kind, 0) + 1
+        _bump(self.event_counts, kind)
+        agent = self._agent(ev.agent_id)
+        agent.events += 1
         ts = ev.timestamp
         ns = _time.to_ns(ts) if ts else None
         if ns is not None:
@@ -220,18 +313,26 @@ class StatsBuilder:
         elif kind == EventKind.TOOL_CALL:
             call = ev.tool_call
             assert call is not None
-            inter = _Interaction(call.name, call.kind, ns)
+            inter = _Interaction(call.name, call.kind, ev.agent_id, ns)
             self._calls.append(inter)
             self._by_id[call.tool_call_id] = inter
+            _bump(agent.by_name, call.name)
+            _bump(agent.by_kind, call.kind)
         elif kind == EventKind.ASSISTANT_MESSAGE:
             msg = ev.assistant_message
             assert msg is not None
-            self._totals.add(ev)
+            self._totals.add_usage(msg.usage)
+            agent.assistant_messages += 1
+            agent.totals.add_usage(msg.usage)
             text = _text_of(msg.content)
             if text:
                 self.final_answer = text
-            if msg.model and msg.model not in self.models:
-                self.models.append(msg.model)
+            model = msg.model
+            if model:
+                if model not in self.models:
+                    self.models.append(model)
+                if model not in agent.models:
+                    agent.models.append(model)
         elif kind == EventKind.USER_MESSAGE:
             assert ev.user_message is not None
             if ev.user_message.origin == Origin.HARNESS:
@@ -240,8 +341,11 @@ class StatsBuilder:
                 self.user_messages += 1
         elif kind == EventKind.SYSTEM:
             assert ev.system is not None
-            sub = ev.system.subtype
-            self.system_by_subtype[sub] = self.system_by_subtype.get(sub, 0) + 1
+            _bump(self.system_by_subtype, ev.system.subtype)
+        elif kind == EventKind.SESSION_META:
+            assert ev.session_meta is not None
+            if not self.harness:
+                self.harness = ev.session_meta.harness
 
     def _result(self, ev: Event, ns: int | None) -> None:
         res = ev.tool_result
@@ -250,37 +354,43 @@ class StatsBuilder:
         if inter is None:
             self.orphan_results += 1
             name = res.tool_name or UNKNOWN_TOOL
+            blame = ev.agent_id
         else:
             inter.answered = True
             name = inter.name
+            blame = inter.agent
             if ns is not None and (inter.last_ns is None or ns > inter.last_ns):
                 inter.last_ns = ns
         if res.is_error:
             self.tool_errors += 1
+            self._agent(blame).tool_errors += 1
         size = _content_bytes(res.content)
         self.result_bytes += size
-        self.result_bytes_by_name[name] = self.result_bytes_by_name.get(name, 0) + size
+        _bump(self.result_bytes_by_name, name, size)
         if res.fetch is not None:
             self.fetch_raw_bytes += res.fetch.raw_bytes
 
-    def build(self, totals: TokenUsage | None = None) -> Stats:
-        """Return the summary; *totals* overrides the usage summed from the events."""
+    def build(self) -> Stats:
+        """Return the summary of the events seen so far."""
         by_name: dict[str, int] = {}
         by_kind: dict[str, int] = {}
         time_by_name: dict[str, int] = {}
         unanswered = 0
         for inter in self._calls:
-            by_name[inter.name] = by_name.get(inter.name, 0) + 1
-            by_kind[inter.kind] = by_kind.get(inter.kind, 0) + 1
+            _bump(by_name, inter.name)
+            _bump(by_kind, inter.kind)
             if not inter.answered:
                 unanswered += 1
             if inter.call_ns is not None and inter.last_ns is not None:
                 delta = inter.last_ns - inter.call_ns
                 if delta >= 0:
-                    time_by_name[inter.name] = time_by_name.get(inter.name, 0) + delta // 1_000_000
+                    _bump(time_by_name, inter.name, delta // 1_000_000)
         wall = 0
         if self.start_ns is not None and self.end_ns is not None:
             wall = (self.end_ns - self.start_ns) // 1_000_000
+        by_agent = None
+        if len(self._agents) > 1:
+            by_agent = {k: self._agents[k].build(self.harness) for k in sorted(self._agents)}
         return Stats(
             events=self.events,
             event_counts=self.event_counts or None,
@@ -298,9 +408,10 @@ class StatsBuilder:
             tool_time_ms_by_name=time_by_name or None,
             system_by_subtype=self.system_by_subtype or None,
             models=self.models or None,
-            totals=totals if totals is not None else self._totals.build(),
+            totals=self._totals.build(self.harness),
             start_time=self.start_time,
             end_time=self.end_time,
             wall_time_ms=wall,
             final_answer=self.final_answer,
+            by_agent=by_agent,
         )

@@ -26,6 +26,7 @@ from msgspec import Raw
 __all__ = (
     "NO_RAW",
     "SCHEMA_VERSION",
+    "AgentStats",
     "AssistantMessage",
     "ContentBlock",
     "Event",
@@ -271,6 +272,19 @@ class ToolInteraction(_Struct, kw_only=True):
     results: list[Event] = msgspec.field(default_factory=list)
 
 
+class AgentStats(_Struct, kw_only=True):
+    """One agent's share of a session, for transcripts that interleave several agents."""
+
+    events: int
+    assistant_messages: int
+    tool_calls: int
+    tool_calls_by_name: dict[str, int] | None = None
+    tool_calls_by_kind: dict[str, int] | None = None
+    tool_errors: int = 0
+    models: list[str] | None = None
+    totals: TokenUsage | None = None
+
+
 class Stats(_Struct, kw_only=True):
     """The behavioural summary of one session (``agentminutes stats``)."""
 
@@ -295,6 +309,7 @@ class Stats(_Struct, kw_only=True):
     end_time: str = ""
     wall_time_ms: int = 0
     final_answer: str = ""
+    by_agent: dict[str, AgentStats] | None = None
 
 
 class Session(_Struct, kw_only=True):
@@ -318,7 +333,7 @@ class Session(_Struct, kw_only=True):
 
         builder = StatsBuilder()
         builder.add_all(self.events)
-        return builder.build(self.totals)
+        return builder.build()
 
 
 def to_builtins(obj: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import IO, Any, Protocol, runtime_checkable
 import msgspec
 
 from agentminutes._pipeline import Batch
-from agentminutes._summary import ReportBuilder, StatsBuilder, TotalsBuilder
+from agentminutes._summary import SessionAggregates, StatsBuilder
 from agentminutes.schema import SCHEMA_VERSION, Event, Meta, Report
 
 __all__ = ("JsonlSink", "SessionJsonSink", "Sink", "StatsSink", "encode_event")
@@ -84,8 +84,7 @@ class SessionJsonSink:
         self._encoder = msgspec.json.Encoder()
         self._started = False
         self._count = 0
-        self._totals = TotalsBuilder()
-        self._report = ReportBuilder()
+        self._agg = SessionAggregates()
         self._buf = bytearray()
 
     def _pretty(self, obj: Any, depth: int) -> bytes:
@@ -119,8 +118,7 @@ class SessionJsonSink:
         nl = b"\n" if self._indent else b""
         pad = b" " * (self._indent * 2)
         for ev in events:
-            self._totals.add(ev)
-            self._report.add(ev)
+            self._agg.add(ev)
             buf += b"," if self._count else b"["
             buf += nl + pad + self._pretty(ev, 2)
             self._count += 1
@@ -137,10 +135,10 @@ class SessionJsonSink:
         out = bytearray()
         # An empty session has no events at all: the contract writes null, not [].
         out += (nl + sp + b"]") if self._count else b"null"
-        totals = self._totals.build()
+        totals = self._agg.totals()
         if totals is not None:
             out += b"," + nl + sp + b'"totals"' + colon + self._pretty(totals, 1)
-        report: Report = self._report.build(skipped)
+        report: Report = self._agg.report(skipped)
         out += b"," + nl + sp + b'"report"' + colon + self._pretty(report, 1) + nl + b"}\n"
         self._stream.write(out)
 
