@@ -7,9 +7,28 @@ import sys
 
 from agentminutes._errors import DetectError, SourceError
 from agentminutes._sources import open_error
-from agentminutes.harness import SNIFF_BYTES, detect
+from agentminutes.harness import SNIFF_BYTES
+from agentminutes.harness import detect as detect_head
 
-__all__ = ("detect_command", "read_head")
+__all__ = ("detect", "detect_command", "read_head")
+
+
+def detect(source: str | os.PathLike[str]) -> tuple[str, str]:
+    """Detect which harness wrote a transcript from its first bytes.
+
+    Returns:
+        ``(harness, confidence)`` with confidence ``"certain"`` or ``"possible"``.
+
+    Raises:
+        DetectError: no registered adapter recognizes the transcript.
+        SourceError: the transcript cannot be read.
+    """
+    path = os.fspath(source)
+    head = read_head(path)
+    if not head:
+        raise SourceError(f"{path}: empty input, not a transcript")
+    cls, confidence = detect_head(head)
+    return cls.name, str(confidence)
 
 
 def read_head(transcript: str) -> bytes:
@@ -33,7 +52,7 @@ def detect_command(transcript: str) -> None:
     if not head:
         raise SourceError(f"{name}: empty input, not a transcript")
     try:
-        cls, confidence = detect(head)
+        cls, confidence = detect_head(head)
     except DetectError as exc:
         raise DetectError(f"{name}: {exc}") from None
     print(f"{cls.name}\t{confidence}")

@@ -145,8 +145,8 @@ class Conversion:
         except ParseError as exc:
             raise self._error(exc) from None
 
-    def iter_events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
-        """Synchronous twin of :meth:`batches`, flattened to events."""
+    def iter_batches(self, chunks: Iterable[bytes]) -> Iterator[Batch]:
+        """Synchronous twin of :meth:`batches`."""
         splitter = LineSplitter()
         adapter: Adapter | None = None
         try:
@@ -155,15 +155,20 @@ class Conversion:
                     adapter = self._start(chunk)
                 lines = splitter.push(chunk)
                 if lines:
-                    yield from feed_lines(adapter, lines)
+                    yield Batch(feed_lines(adapter, lines), splitter.lineno)
             if adapter is None:
                 adapter = self._start(b"")
             tail = splitter.flush()
-            if tail:
-                yield from feed_lines(adapter, tail)
-            yield from adapter.finish()
+            events = feed_lines(adapter, tail) if tail else []
+            events.extend(adapter.finish())
+            yield Batch(events, splitter.lineno)
         except ParseError as exc:
             raise self._error(exc) from None
+
+    def iter_events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
+        """Synchronous twin of :meth:`batches`, flattened to events."""
+        for batch in self.iter_batches(chunks):
+            yield from batch.events
 
     @property
     def skipped(self) -> dict[str, int]:
