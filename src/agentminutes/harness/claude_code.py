@@ -62,6 +62,11 @@ class _Record(msgspec.Struct, rename="camel"):
     is_compact_summary: bool | None = None
     subtype: str | None = None
     level: str | None = None
+    name: str | None = None
+    id: str | None = None
+    tool_use_id: str | None = msgspec.field(default=None, name="tool_use_id")
+    input: Raw = NO_RAW
+    output: Raw = NO_RAW
     content: Raw = NO_RAW
     message: Raw = NO_RAW
     attachment: Raw = NO_RAW
@@ -90,9 +95,22 @@ class _Block(msgspec.Struct):
     content: Raw = NO_RAW
 
 
-class _Attachment(msgspec.Struct):
+class _Attachment(msgspec.Struct, rename="camel"):
+    """The attachment fields a system event's text may come from."""
+
     type: str | None = None
     content: Raw = NO_RAW
+    prompt: Raw = NO_RAW
+    snippet: str | None = None
+    banner: str | None = None
+    text: str | None = None
+    added_lines: list[str] | None = None
+    added_blocks: list[str] | None = None
+
+
+class _TextBlock(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
 
 
 class _Fetch(msgspec.Struct):
@@ -107,6 +125,7 @@ _decode_message = msgspec.json.Decoder(_Message).decode
 _decode_block = msgspec.json.Decoder(_Block).decode
 _decode_blocks = msgspec.json.Decoder(str | list[Raw] | None).decode
 _decode_attachment = msgspec.json.Decoder(_Attachment).decode
+_decode_prompt = msgspec.json.Decoder(str | list[_TextBlock] | None).decode
 _decode_usage = msgspec.json.Decoder(dict[str, Raw] | None).decode
 _decode_int = msgspec.json.Decoder(int | None).decode
 _decode_str = msgspec.json.Decoder(str).decode
@@ -128,12 +147,41 @@ SKIP_TYPES: Final = frozenset(
     }
 )
 
+#: Record types the reference rejects that we read as documented skips: session
+#: titles and naming, UI progress ticks (an ``agent_progress`` tick repeats what
+#: the subagent's own transcript records, so counting it would double count),
+#: workflow journal entries and links to other sessions or branches. None of
+#: them carries anything the model saw.
+QUIET_TYPES: Final = frozenset(
+    {
+        "progress",
+        "summary",
+        "custom-title",
+        "agent-name",
+        "bridge-session",
+        "frame-link",
+        "pr-link",
+        "worktree-state",
+        "relocated",
+        "atis-latch",
+        "started",
+        "result",
+        "fork-context-ref",
+        "teleported-from",
+    }
+)
+
+#: Early top-level tool records (``{"type": "tool_use", "name", "input"}`` and
+#: ``{"type": "tool_result", "name", "output"}``) seen in drifted transcripts.
+LOOSE_TOOL_TYPES: Final = frozenset({"tool_use", "tool_result"})
+
 #: Native tool names mapped onto ACP tool kinds; any other name is ``other``.
 TOOL_KINDS: Final[dict[str, str]] = {
     "Read": ToolKind.READ,
     "Glob": ToolKind.SEARCH,
     "Grep": ToolKind.SEARCH,
     "ToolSearch": ToolKind.SEARCH,
+    "TaskOutput": ToolKind.READ,
     "Bash": ToolKind.EXECUTE,
     "Edit": ToolKind.EDIT,
     "Write": ToolKind.EDIT,
@@ -201,6 +249,15 @@ class ClaudeCodeAdapter(BaseAdapter):
         self.meta_sent = False
         self.tool_names: dict[str, str] = {}
         self.fold: _Fold | None = None
+        # Re-recorded copies: Claude Code re-appends earlier rows with their
+        # uuids on a second compaction, and re-records an already answered API
+        # message (same message id, new uuids) on a rewound branch. Both are
+        # counted as duplicates instead of being accounted twice.
+        self.seen_uuids: set[str] = set()
+        self.closed_ids: set[str] = set()
+        self.answered: set[str] = set()
+        self.recopied_calls: set[str] = set()
+        self.pending_loose: dict[str, list[str]] = {}
 
     # -- detection ---------------------------------------------------------
 
@@ -238,11 +295,17 @@ class ClaudeCodeAdapter(BaseAdapter):
         except msgspec.DecodeError as exc:
             return [self.unknown_or_fail("", line, lineno, f"invalid JSON: {exc}")]
         kind = rec.type or ""
-        if kind in SKIP_TYPES:
+        if kind in SKIP_TYPES or kind in QUIET_TYPES:
             self.skip(kind, lineno)
             return []
-        if kind not in CONVERSATION_TYPES:
+        if kind not in CONVERSATION_TYPES and kind not in LOOSE_TOOL_TYPES:
             return [self.unknown_or_fail(kind, line, lineno, f'unrecognized record type "{kind}"')]
+        uuid = rec.uuid
+        if uuid:
+            if uuid in self.seen_uuids:
+                self.skip(f"{kind}/duplicate", lineno)
+                return []
+            self.seen_uuids.add(uuid)
         if not self.version and rec.version:
             self.version = rec.version
         out: list[Event] = []
@@ -255,8 +318,10 @@ class ClaudeCodeAdapter(BaseAdapter):
             self._assistant(rec, line, lineno, out)
         elif kind == "system":
             out.append(self._system(rec, line, lineno))
-        else:
+        elif kind == "attachment":
             out.append(self._attachment(rec, line, lineno))
+        else:
+            out.append(self._loose_tool(rec, line, lineno))
         return out
 
     def finish(self) -> list[Event]:
@@ -316,15 +381,20 @@ class ClaudeCodeAdapter(BaseAdapter):
                     )
                     return
                 if b.type == "tool_result":
-                    ev = self._tool_result(rec, b, line, lineno)
-                    if ev.kind == EventKind.UNKNOWN:
-                        out.append(ev)
-                        return
-                    out.append(ev)
+                    call_id = b.tool_use_id or ""
                     results = True
+                    if call_id in self.recopied_calls and call_id in self.answered:
+                        continue  # the re-recorded branch's copy of an earlier result
+                    ev = self._tool_result(rec, b, line, lineno)
+                    out.append(ev)
+                    if ev.kind == EventKind.UNKNOWN:
+                        return
+                    self.answered.add(call_id)
                     continue
                 content.append(_content_block(b, raw))
         if not content and results:
+            if not any(ev.provenance is not None and ev.provenance.line == lineno for ev in out):
+                self.skip("user/duplicate", lineno)
             return
         origin = Origin.HARNESS if rec.is_meta else Origin.HUMAN
         out.append(
@@ -405,6 +475,9 @@ class ClaudeCodeAdapter(BaseAdapter):
             out.append(self._close_fold())
             fold = None
         if fold is None:
+            if message_id in self.closed_ids:
+                self._recopied(rec, blocks, line, lineno, message_id, out)
+                return
             fold = self.fold = _Fold(message_id, rec, msg, lineno)
         fold.last_line = lineno
         if msg.stop_reason:
@@ -491,10 +564,107 @@ class ClaudeCodeAdapter(BaseAdapter):
                 )
                 return
 
+    def _recopied(
+        self,
+        rec: _Record,
+        blocks: list[Raw] | str,
+        line: bytes,
+        lineno: int,
+        message_id: str,
+        out: list[Event],
+    ) -> None:
+        """A record of an API message whose fold already closed: a re-recorded copy.
+
+        Its usage and text were accounted by the message's one
+        ``assistant_message``; tool calls it repeats are remembered (so their
+        repeated results are recognized too) and any call not seen before is
+        still emitted, so nothing new is lost.
+        """
+        emitted = len(out)
+        for raw in blocks if not isinstance(blocks, str) else ():
+            try:
+                b = _decode_block(raw)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue
+            if b.type != "tool_use":
+                continue
+            call_id = b.id or ""
+            if call_id in self.tool_names:
+                self.recopied_calls.add(call_id)
+                continue
+            name = b.name or ""
+            self.tool_names[call_id] = name
+            out.append(
+                Event(
+                    kind=EventKind.TOOL_CALL,
+                    timestamp=valid_timestamp(rec.timestamp),
+                    id=rec.uuid or "",
+                    parent_id=rec.parent_uuid or "",
+                    message_id=message_id,
+                    provenance=self.prov(line, lineno),
+                    tool_call=ToolCall(
+                        tool_call_id=call_id,
+                        name=name,
+                        kind=TOOL_KINDS.get(name, ToolKind.OTHER),
+                        input=b.input,
+                    ),
+                )
+            )
+        if len(out) == emitted:
+            self.skip("assistant/duplicate", lineno)
+
+    def _loose_tool(self, rec: _Record, line: bytes, lineno: int) -> Event:
+        """An early top-level ``tool_use`` / ``tool_result`` record."""
+        name = rec.name or ""
+        ts = valid_timestamp(rec.timestamp)
+        if rec.type == "tool_use":
+            call_id = rec.id or rec.uuid or f"line-{lineno}"
+            self.tool_names[call_id] = name
+            self.pending_loose.setdefault(name, []).append(call_id)
+            return Event(
+                kind=EventKind.TOOL_CALL,
+                timestamp=ts,
+                id=rec.uuid or "",
+                parent_id=rec.parent_uuid or "",
+                provenance=self.prov(line, lineno),
+                tool_call=ToolCall(
+                    tool_call_id=call_id,
+                    name=name,
+                    kind=TOOL_KINDS.get(name, ToolKind.OTHER),
+                    input=rec.input,
+                ),
+            )
+        call_id = rec.tool_use_id or ""
+        if not call_id:
+            pending = self.pending_loose.get(name)
+            call_id = pending.pop(0) if pending else rec.uuid or f"line-{lineno}"
+        content: list[ContentBlock] | None = None
+        if rec.output:
+            try:
+                text = _decode_str(rec.output)
+                content = [ContentBlock(kind="text", text=text)]
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                content = [ContentBlock(kind="other", raw=rec.output)]
+        self.answered.add(call_id)
+        return Event(
+            kind=EventKind.TOOL_RESULT,
+            timestamp=ts,
+            id=rec.uuid or "",
+            parent_id=rec.parent_uuid or "",
+            provenance=self.prov(line, lineno),
+            tool_result=ToolResult(
+                tool_call_id=call_id,
+                tool_name=self.tool_names.get(call_id, name),
+                content=content,
+            ),
+        )
+
     def _close_fold(self) -> Event:
         fold = self.fold
         assert fold is not None
         self.fold = None
+        if fold.message_id:
+            self.closed_ids.add(fold.message_id)
         return Event(
             kind=EventKind.ASSISTANT_MESSAGE,
             timestamp=fold.timestamp,
@@ -537,12 +707,7 @@ class ClaudeCodeAdapter(BaseAdapter):
             att = _decode_attachment(rec.attachment)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return self.unknown_or_fail("attachment", line, lineno, f"malformed attachment: {exc}")
-        text = ""
-        if att.content:
-            try:
-                text = _decode_str(att.content)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                text = ""
+        text = _attachment_text(att)
         return Event(
             kind=EventKind.SYSTEM,
             timestamp=valid_timestamp(rec.timestamp),
@@ -560,6 +725,62 @@ class _Rejected(Exception):
 
     def __init__(self, event: Event) -> None:
         self.event = event
+
+
+#: Attachment types whose text is one of their string fields, by field.
+_TEXT_FIELD: Final = {
+    "edited_text_file": "snippet",
+    "read_truncation_notice": "banner",
+    "total_tokens_reminder": "text",
+    "batching_reminder_sent": "text",
+    "silent_turn_reminder": "text",
+}
+#: Attachment types whose text is a list field joined by a separator.
+_JOINED: Final = {
+    "agent_listing_delta": ("added_lines", "\n"),
+    "deferred_tools_delta": ("added_lines", "\n"),
+    "mcp_instructions_delta": ("added_blocks", "\n\n"),
+}
+
+
+def _attachment_text(att: _Attachment) -> str:
+    """The human-readable text of an attachment, where the attachment type has one.
+
+    Most types carry it in ``content`` (a string; structured content has no
+    text form), some in a named field, listing deltas as joined lines, and
+    queued commands in ``prompt`` (a string or text blocks).
+    """
+    kind = att.type or ""
+    field = _TEXT_FIELD.get(kind)
+    if field is not None:
+        value = getattr(att, field)
+        return value if isinstance(value, str) else ""
+    joined = _JOINED.get(kind)
+    if joined is not None:
+        items = getattr(att, joined[0])
+        return joined[1].join(items) if items else ""
+    if kind == "queued_command":
+        return _prompt_text(att.prompt)
+    if att.content:
+        try:
+            return _decode_str(att.content)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return ""
+    return ""
+
+
+def _prompt_text(raw: Raw) -> str:
+    if not raw:
+        return ""
+    try:
+        prompt = _decode_prompt(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ""
+    if prompt is None:
+        return ""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n".join(b.text for b in prompt if b.type == "text" and b.text)
 
 
 def _content_block(b: _Block, raw: Raw) -> ContentBlock:
