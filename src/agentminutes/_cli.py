@@ -117,7 +117,7 @@ def _output(path: str | None, *, atomic: bool) -> Iterator[IO[bytes]]:
         yield sys.stdout.buffer
         return
     if path is None:
-        with tempfile.SpooledTemporaryFile(max_size=32 << 20) as spool:
+        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
             yield spool  # type: ignore[misc]
             spool.seek(0)
             out = sys.stdout.buffer

@@ -28,7 +28,7 @@ __all__ = (
 )
 
 #: Read size for transcript files: large enough that a 100 MB file is a few dozen reads.
-CHUNK_BYTES: Final = 4 * 1024 * 1024
+CHUNK_BYTES: Final = 1024 * 1024
 
 #: A batch of ``(lineno, line)`` pairs: 1-based numbers, lines without their newline.
 LineBatch = list[tuple[int, bytes]]
