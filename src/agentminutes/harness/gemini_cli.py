@@ -536,7 +536,7 @@ class GeminiCliAdapter(BaseAdapter):
             held.thinking = self._model_parts(rec, src, out, message_id, thinking_from=0)
             self.held = held
         elif kind == "user":
-            self._user(rec, src, out)
+            self._user(rec, src, out, injected=replayed)
         elif kind in NOTICE_TYPES:
             out.append(self._notice(rec, src))
         else:
@@ -615,11 +615,12 @@ class GeminiCliAdapter(BaseAdapter):
         recorded = {c.id for c in calls or () if c.id}
         for call in calls or ():
             self._tool_call(call.id or "", call.name or "", call.args, ts, message_id, src, out)
-            if call.result or call.status in FINAL_STATUSES:
-                self._tool_record_result(call, ts, message_id, src, out)
         for call_id, name, args in part_calls:
             if call_id not in recorded:
                 self._tool_call(call_id, name, args, ts, message_id, src, out)
+        for call in calls or ():
+            if call.result or call.status in FINAL_STATUSES:
+                self._tool_record_result(call, ts, message_id, src, out)
         return max(len(items), thinking_from or 0)
 
     def _tool_call(
@@ -699,7 +700,16 @@ class GeminiCliAdapter(BaseAdapter):
             )
         )
 
-    def _user(self, rec: _Record, src: _Src, out: list[Event], *, results_only: bool = False) -> None:
+    def _user(
+        self,
+        rec: _Record,
+        src: _Src,
+        out: list[Event],
+        *,
+        results_only: bool = False,
+        injected: bool = False,
+    ) -> None:
+        """A user message; *injected* when the harness, not a person, added it."""
         ts = valid_timestamp(rec.timestamp)
         message_id = rec.id or ""
         content = rec.content or rec.parts
@@ -732,7 +742,8 @@ class GeminiCliAdapter(BaseAdapter):
                 id=message_id,
                 provenance=self._prov(src),
                 user_message=UserMessage(
-                    origin=Origin.HARNESS if responses else Origin.HUMAN, content=blocks or None
+                    origin=Origin.HARNESS if responses or injected else Origin.HUMAN,
+                    content=blocks or None,
                 ),
             )
         )
@@ -1120,7 +1131,9 @@ def _sniff_document(head: bytes) -> Confidence:
             return Confidence.CERTAIN
         if b'"clientHistory"' in head and b'"toolCall"' in head:
             return Confidence.CERTAIN
-        if re.match(rb'\{\s*"history"\s*:\s*\[\s*\{\s*"role"', head):
+        # A saved chat ({history: contents}) or a tool checkpoint whose UI history
+        # fills the head ({history: [{type, text, id}], clientHistory, toolCall}).
+        if re.match(rb'\{\s*"history"\s*:\s*\[\s*(?:\]|\{\s*"(?:role|type)")', head):
             return Confidence.POSSIBLE
         return Confidence.NO_MATCH
     if head.startswith(b"["):
