@@ -564,9 +564,7 @@ class GeminiCliAdapter(BaseAdapter):
         raw = [Raw(r) for r in held.raw] if self.options.keep_raw else None
         out.append(self._assistant(_decode_record(held.record), src, held.message_id, raw))
 
-    def _assistant(
-        self, rec: _Record, src: _Src, message_id: str, raw: list[Raw] | None
-    ) -> Event:
+    def _assistant(self, rec: _Record, src: _Src, message_id: str, raw: list[Raw] | None) -> Event:
         blocks, _, _ = self._parts(rec.content or rec.parts, src)
         return Event(
             kind=EventKind.ASSISTANT_MESSAGE,
@@ -825,9 +823,10 @@ class GeminiCliAdapter(BaseAdapter):
         if not content:
             return None
         try:
-            return _decode_parts(content)
+            value: str | list[Raw] | _Part | None = _decode_parts(content)
         except _DECODE_ERRORS as exc:
             raise self._reject(kind, src, f"malformed {kind} content: {exc}") from None
+        return value
 
     def _part(self, raw: Raw, src: _Src) -> _Part:
         try:
@@ -874,7 +873,9 @@ class GeminiCliAdapter(BaseAdapter):
                 return [ContentBlock(kind="other", raw=raw)]
             mime = b.mime_type or ""
             if part.file_data:
-                return [ContentBlock(kind="resource", mime_type=mime, uri=b.file_uri or "", raw=raw)]
+                return [
+                    ContentBlock(kind="resource", mime_type=mime, uri=b.file_uri or "", raw=raw)
+                ]
             kind = "image" if mime.startswith("image/") else "document"
             return [ContentBlock(kind=kind, mime_type=mime, raw=raw)]
         return [ContentBlock(kind="other", raw=raw)]
@@ -983,8 +984,8 @@ class GeminiCliAdapter(BaseAdapter):
             elif role == "model":
                 rec = _Record(type="model", parts=content.parts)
                 self._model_parts(rec, src, out, "", thinking_from=0)
-                raw = [Raw(src.raw)] if self.options.keep_raw else None
-                out.append(self._assistant(rec, src, "", raw))
+                kept = [Raw(src.raw)] if self.options.keep_raw else None
+                out.append(self._assistant(rec, src, "", kept))
             else:
                 raise self._reject(role, src, f'unrecognized content role "{role}"')
 

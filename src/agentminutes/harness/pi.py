@@ -302,7 +302,9 @@ class PiAdapter(BaseAdapter):
 
     def _message(self, rec: _Entry, line: bytes, lineno: int, out: list[Event]) -> None:
         if not rec.message:
-            out.append(self.unknown_or_fail("message", line, lineno, "message record has no message"))
+            out.append(
+                self.unknown_or_fail("message", line, lineno, "message record has no message")
+            )
             return
         try:
             msg = _decode_message(rec.message)
