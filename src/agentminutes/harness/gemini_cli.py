@@ -531,6 +531,7 @@ class GeminiCliAdapter(BaseAdapter):
             self.seen.add(message_id)
         if kind in MODEL_TYPES:
             held = _Held(message_id, src.raw, src.first)
+            held.last = src.last
             if self.options.keep_raw:
                 held.raw.append(src.raw)
             held.thinking = self._model_parts(rec, src, out, message_id, thinking_from=0)
