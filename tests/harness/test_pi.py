@@ -209,6 +209,7 @@ def test_lifecycle_records_are_system_events_with_the_record() -> None:
         "label",
         "branch_summary",
         "assistant/aborted",
+        "bashExecution",
     }
     recs = records(FORK)
     assert by_subtype["model_change"].system.text == "gemini-2.5-pro"  # type: ignore[union-attr]
@@ -218,6 +219,9 @@ def test_lifecycle_records_are_system_events_with_the_record() -> None:
     aborted = by_subtype["assistant/aborted"].system
     assert aborted is not None
     assert aborted.text == "Request was aborted."
+    hidden = by_subtype["bashExecution"].system
+    assert hidden is not None
+    assert hidden.text == recs[-1]["message"]["command"]
     compactions = [e for e in events(V1) if e.system and e.system.subtype == "compaction"]
     assert len(compactions) == sum(1 for r in records(V1) if r["type"] == "compaction")
 

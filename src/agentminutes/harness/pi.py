@@ -36,8 +36,9 @@ Mapping decisions:
   ``usage.extra``. An ``errorMessage`` also becomes a ``system`` event
   ``assistant/<stopReason>``.
 * Origin: ``user`` and ``bashExecution`` messages are ``human`` (what a person
-  typed); extension and summary messages injected into the context are
-  ``harness``. Compactions and branch summaries are ``system`` events whose text
+  typed; a command run with ``!!``, kept out of the model's context, is a
+  ``system`` event ``bashExecution`` instead); extension and summary messages
+  injected into the context are ``harness``. Compactions and branch summaries are ``system`` events whose text
   is the summary.
 """
 
@@ -109,6 +110,7 @@ class _Message(msgspec.Struct, rename="camel"):
     is_error: bool | None = None
     details: Raw = NO_RAW
     command: str | None = None
+    exclude_from_context: bool | None = None
     summary: str | None = None
 
 
@@ -355,6 +357,17 @@ class PiAdapter(BaseAdapter):
         )
 
     def _bash(self, rec: _Entry, msg: _Message, line: bytes, lineno: int) -> Event:
+        if msg.exclude_from_context:
+            # "!!": run for the person only, never shown to the model.
+            return self._event(
+                rec,
+                line,
+                lineno,
+                kind=EventKind.SYSTEM,
+                system=SystemEvent(
+                    subtype="bashExecution", text=msg.command or "", details=Raw(line)
+                ),
+            )
         # What the person typed after "!", then the execution record as pi kept it.
         blocks = [
             ContentBlock(kind="text", text=msg.command or ""),
