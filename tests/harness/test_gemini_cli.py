@@ -210,6 +210,49 @@ def test_metadata_rewind_and_history_rewrite() -> None:
     assert sum(1 for e in evs if e.id == "u-0001") == 1
 
 
+def test_a_resync_of_the_whole_history_adds_no_events(tmp_path: Path) -> None:
+    # On resume the recorder rewrites the history from the model's view: model
+    # content becomes parts (thoughts, function calls with their ids) and the
+    # tool-response turns appear as user messages of their own.
+    source = GENUINE[1]
+    history: list[dict[str, Any]] = []
+    for rec in final_versions(source).values():
+        if rec["type"] != "gemini":
+            history.append(rec)
+            continue
+        parts: list[dict[str, Any]] = [{"text": "thinking it over", "thought": True}]
+        parts.append({"text": rec["content"]})
+        parts += [
+            {"functionCall": {"id": c["id"], "name": c["name"], "args": c["args"]}}
+            for c in rec.get("toolCalls", [])
+        ]
+        history.append({**rec, "content": parts})
+        responses = [r for c in rec.get("toolCalls", []) for r in c["result"]]
+        if responses:
+            history.append(
+                {
+                    "id": f"resp-{rec['id']}",
+                    "timestamp": rec["timestamp"],
+                    "type": "user",
+                    "content": responses,
+                }
+            )
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(
+        source.read_bytes() + json.dumps({"$set": {"messages": history}}).encode() + b"\n"
+    )
+    before, after = events(source), events(path)
+    (rewrite,) = after[len(before) :]
+    assert rewrite.system is not None
+    assert rewrite.system.subtype == "history_rewrite"
+    assert [msgspec.json.encode(e) for e in after[: len(before)]] == [
+        msgspec.json.encode(e) for e in before
+    ]
+    conv = Conversion(name=str(path))
+    list(conv.iter_events(open_sync_chunks(path)))
+    assert "user/functionResponse" not in conv.skipped
+
+
 def test_function_responses_sent_back_are_not_repeated() -> None:
     evs = events(NEWER)
     results = [e.tool_result.tool_call_id for e in of(evs, EventKind.TOOL_RESULT)]  # type: ignore[union-attr]

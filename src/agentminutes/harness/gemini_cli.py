@@ -523,7 +523,7 @@ class GeminiCliAdapter(BaseAdapter):
             if kind in MODEL_TYPES:
                 self._model_parts(rec, src, out, message_id, thinking_from=None)
             elif kind == "user":
-                self._user(rec, src, out, results_only=True)
+                self._user(rec, src, out, results_only=True, replayed=True)
             if len(out) == before and not replayed:
                 self.skip(f"{kind}/rewrite", src.first)
             return
@@ -537,7 +537,7 @@ class GeminiCliAdapter(BaseAdapter):
             held.thinking = self._model_parts(rec, src, out, message_id, thinking_from=0)
             self.held = held
         elif kind == "user":
-            self._user(rec, src, out, injected=replayed)
+            self._user(rec, src, out, replayed=replayed)
         elif kind in NOTICE_TYPES:
             out.append(self._notice(rec, src))
         else:
@@ -583,7 +583,9 @@ class GeminiCliAdapter(BaseAdapter):
     ) -> int:
         """Thinking and tool events of one version of a model message; returns thoughts seen.
 
-        *thinking_from* is how many thoughts were already emitted (``None``: emit none).
+        *thinking_from* is how many thoughts were already emitted (``None``: the
+        message was emitted before, and its content parts are a re-rendering of
+        it, so only ``toolCalls`` entries not seen before count).
         """
         ts = valid_timestamp(rec.timestamp)
         try:
@@ -614,7 +616,7 @@ class GeminiCliAdapter(BaseAdapter):
         recorded = {c.id for c in calls or () if c.id}
         for call in calls or ():
             self._tool_call(call.id or "", call.name or "", call.args, ts, message_id, src, out)
-        for call_id, name, args in part_calls:
+        for call_id, name, args in part_calls if thinking_from is not None else ():
             if call_id not in recorded:
                 self._tool_call(call_id, name, args, ts, message_id, src, out)
         for call in calls or ():
@@ -706,9 +708,13 @@ class GeminiCliAdapter(BaseAdapter):
         out: list[Event],
         *,
         results_only: bool = False,
-        injected: bool = False,
+        replayed: bool = False,
     ) -> None:
-        """A user message; *injected* when the harness, not a person, added it."""
+        """A user message; *replayed* when it comes from a history replacement.
+
+        A message first seen in a history replacement was added by the harness
+        (a compression summary, a tool-response turn), not typed by a person.
+        """
         ts = valid_timestamp(rec.timestamp)
         message_id = rec.id or ""
         content = rec.content or rec.parts
@@ -731,7 +737,7 @@ class GeminiCliAdapter(BaseAdapter):
             return
         if not blocks and responses:
             # Function responses sent back to the model, already recorded with their calls.
-            if not results:
+            if not results and not replayed:
                 self.skip("user/functionResponse", src.first)
             return
         out.append(
@@ -741,7 +747,7 @@ class GeminiCliAdapter(BaseAdapter):
                 id=message_id,
                 provenance=self._prov(src),
                 user_message=UserMessage(
-                    origin=Origin.HARNESS if responses or injected else Origin.HUMAN,
+                    origin=Origin.HARNESS if responses or replayed else Origin.HUMAN,
                     content=blocks or None,
                 ),
             )
