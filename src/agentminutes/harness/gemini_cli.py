@@ -42,8 +42,11 @@ Mapping decisions:
   (``$set``); other metadata updates are ``system`` events ``metadata_update``
   (text: the summary, if set); a history replacement is a ``system`` event
   ``history_rewrite`` (text: how many messages were kept, added, removed),
-  followed by events for the messages it adds; ``$rewindTo`` is a ``system``
-  event ``rewind`` (text: the message id).
+  followed by events for the messages it adds (their user messages are
+  ``harness``: compression summaries, tool-response turns); kept messages are
+  not emitted again, and their content re-rendered as parts adds nothing.
+  ``$rewindTo`` is a ``system`` event ``rewind`` (text: the message id); what
+  it drops was already emitted and stays in the stream.
 * **Tokens** — ``input`` is Gemini's ``promptTokenCount``, which *includes* the
   ``cached`` tokens, and ``output`` (``candidatesTokenCount``) *excludes* the
   ``thoughts`` tokens, which are billed as output. To match the other harnesses
@@ -59,7 +62,9 @@ Mapping decisions:
   (timestamp of the tool call record; ``is_error`` for ``error`` and
   ``cancelled``; ``resultDisplay`` as enrichment). Newer releases also record
   the function responses sent back to the model as a ``user`` message; results
-  already emitted from ``toolCalls`` are not repeated from it.
+  already emitted from ``toolCalls`` are not repeated from it (a message of
+  nothing else is a counted skip, ``user/functionResponse``), and a response
+  whose call recorded no result becomes that call's ``tool_result``.
 * The header becomes ``session_meta`` and a ``system`` event ``session`` whose
   details are the header verbatim (for a legacy document: its top-level fields
   other than the messages). ``logs.json`` is converted as one stream of ``human``
