@@ -18,6 +18,8 @@ from agentminutes.harness._base import (
     version_newer,
 )
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
+from agentminutes.harness.gemini_cli import GeminiCliAdapter
+from agentminutes.harness.pi import PiAdapter
 
 __all__ = (
     "ADAPTERS",
@@ -33,7 +35,7 @@ __all__ = (
 )
 
 #: Every registered adapter class, in detection order (alphabetical by harness name).
-ADAPTERS: tuple[type[Adapter], ...] = (ClaudeCodeAdapter,)
+ADAPTERS: tuple[type[Adapter], ...] = (ClaudeCodeAdapter, GeminiCliAdapter, PiAdapter)
 
 
 def harness_names() -> list[str]:
