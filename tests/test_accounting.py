@@ -53,7 +53,7 @@ def test_every_line_accounted_once(path: Path) -> None:
     if expected is not None:
         missing = expected - covered - skip_set
         assert not missing, f"lines neither event nor skip: {sorted(missing)[:10]}"
-    assert conv.skipped and sum(conv.skipped.values()) == len(skipped) or not skipped
+    assert (conv.skipped and sum(conv.skipped.values()) == len(skipped)) or not skipped
 
 
 def _event_lines(events: list) -> set[int]:

@@ -1,0 +1,83 @@
+"""Helpers shared by the data-export adapters (ChatGPT, claude.ai): lenient JSON access."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Final
+
+import msgspec
+from msgspec import Raw
+
+from agentminutes._time import valid_timestamp
+
+__all__ = ("as_bool", "as_str", "decode_object", "epoch_rfc3339", "first_byte")
+
+_decode_str = msgspec.json.Decoder(str).decode
+_decode_obj = msgspec.json.Decoder(dict[str, Raw]).decode
+_EPOCH: Final = re.compile(rb"\s*(\d+)(?:\.(\d+))?\s*")
+
+
+def first_byte(raw: Raw | None) -> bytes:
+    """The first byte of a raw JSON value (which tells its type), without copying it."""
+    if not raw:
+        return b""
+    return memoryview(raw)[:1].tobytes()
+
+
+def as_str(raw: Raw | None) -> str:
+    """The string a raw JSON value holds, or ``""`` for anything else."""
+    if raw is None or first_byte(raw) != b'"':
+        return ""
+    try:
+        return _decode_str(raw)
+    except msgspec.DecodeError:
+        return ""
+
+
+def as_bool(raw: Raw | None) -> bool:
+    """True only for a raw JSON ``true``."""
+    return raw is not None and len(raw) == 4 and bytes(raw) == b"true"
+
+
+def decode_object(raw: Raw | None) -> dict[str, Raw]:
+    """A raw JSON object's members (still raw); ``{}`` for anything else."""
+    if raw is None or first_byte(raw) != b"{":
+        return {}
+    try:
+        return _decode_obj(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+
+
+def epoch_rfc3339(raw: Raw | None) -> str:
+    """An epoch-seconds JSON number as an RFC 3339 UTC time, keeping the digits present.
+
+    ``1686317999.727911`` becomes ``2023-06-09T13:39:59.727911Z``; fractional
+    digits past nanoseconds are cut and trailing zeros dropped. A string value
+    that already is RFC 3339 is kept; anything else gives ``""``.
+    """
+    if not raw:
+        return ""
+    data = bytes(raw)
+    m = _EPOCH.fullmatch(data)
+    if m is None:
+        if data[:1] == b'"':
+            return valid_timestamp(as_str(raw))
+        try:
+            value = float(data)
+        except ValueError:
+            return ""
+        if not 0 <= value < 1e11:
+            return ""
+        seconds, frac = int(value), f"{value - int(value):.6f}"[2:]
+    else:
+        seconds, frac = int(m[1]), (m[2] or b"").decode()
+    if seconds > 100_000_000_000:
+        return ""
+    try:
+        text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return ""
+    frac = frac[:9].rstrip("0")
+    return f"{text}.{frac}Z" if frac else f"{text}Z"
