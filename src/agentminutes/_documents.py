@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
+import msgspec
+
 from agentminutes._errors import DetectError, ParseError, SourceError, UsageError
 from agentminutes._sources import open_error
 from agentminutes.harness import (
@@ -88,7 +90,11 @@ class Document:
         self._payload: bytes | None = None
 
     def payload(self) -> bytes:
-        """The JSON payload: the file itself, or the ZIP member, read once and kept."""
+        """The JSON payload: the file itself, or the ZIP member, read once and kept.
+
+        Pretty-printed JSON is compacted (text-level, numbers untouched), so that
+        verbatim values copied into events carry no line breaks into JSONL output.
+        """
         if self._payload is None:
             if self.container == "sqlite":
                 raise UsageError(f"{self.name}: an SQLite database has no JSON payload")
@@ -106,6 +112,11 @@ class Document:
                 raise SourceError(f"{self.name}: cannot read: {exc}") from None
             if self._payload.startswith(_BOM):
                 self._payload = self._payload[3:]
+            if b"\n" in self._payload.rstrip():
+                try:
+                    self._payload = msgspec.json.format(self._payload, indent=0)
+                except msgspec.DecodeError:
+                    pass  # invalid JSON: the adapter reports it
         return self._payload
 
     def head(self) -> bytes:

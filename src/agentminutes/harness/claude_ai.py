@@ -400,7 +400,7 @@ class _Turn:
         if not blocks and self.msg.text:
             self._open(self.ts)
             self.text.append(ContentBlock(kind="text", text=self.msg.text))
-        for raw, b in blocks:
+        for i, (raw, b) in enumerate(blocks):
             ts = valid_timestamp(b.start_timestamp)
             btype = b.type
             if btype == "tool_result":
@@ -421,14 +421,15 @@ class _Turn:
                     )
                 )
             elif btype == "tool_use":
-                self._call(raw, b, ts)
+                self._call(b, ts, i)
             else:
                 self.text.append(ContentBlock(kind="other", raw=raw))
         self._close()
 
-    def _call(self, raw: Raw, b: _Block, ts: str) -> None:
+    def _call(self, b: _Block, ts: str, index: int) -> None:
+        """A tool call; one the export gives no id is known as ``<message uuid>#<block index>``."""
         name = b.name or ""
-        call_id = b.id or f"{self.message_id}/{len(self.state.events)}"
+        call_id = b.id or f"{self.uuid}#{index}"
         self.state.open_calls.append((call_id, name))
         self.state.events.append(
             self._event(

@@ -460,8 +460,11 @@ class _State:
             )
         elif kind == "tool_use":
             call_id = as_str(payload.get("id")) or row.tool_id
-            result = payload.get("result")
             error = payload.get("error")
+            failed = error is not None and bytes(error) not in _NULLISH
+            content = _result_blocks(payload.get("result"))
+            if failed and error is not None:
+                content.extend(_result_blocks(error))
             self._emit(
                 EventKind.TOOL_RESULT,
                 row,
@@ -470,8 +473,8 @@ class _State:
                 tool_result=ToolResult(
                     tool_call_id=call_id,
                     tool_name=self.tools.get(call_id, ""),
-                    is_error=bool(as_str(error)) or bool(error and bytes(error) not in _NULLISH),
-                    content=_result_blocks(result),
+                    is_error=failed,
+                    content=content or None,
                 ),
             )
         else:  # other
@@ -558,10 +561,11 @@ class _State:
 _NULLISH: Final = frozenset({b"null", b'""', b"false", b"{}", b"[]"})
 
 
-def _result_blocks(raw: Raw | None) -> list[ContentBlock] | None:
-    if not raw or bytes(raw) == b"null":
-        return None
+def _result_blocks(raw: Raw | None) -> list[ContentBlock]:
+    """A tool result (or error) value: text if a string, else the JSON kept verbatim."""
+    if raw is None or bytes(raw) in _NULLISH:
+        return []
     if first_byte(raw) == b'"':
         text = as_str(raw)
-        return [ContentBlock(kind="text", text=text)] if text else None
+        return [ContentBlock(kind="text", text=text)] if text else []
     return [ContentBlock(kind="other", raw=raw)]
