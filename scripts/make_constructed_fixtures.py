@@ -97,7 +97,10 @@ def chatgpt_modern() -> dict[str, Any]:
                     "user_instructions": "Answer briefly.",
                 },
                 None,
-                metadata={"is_visually_hidden_from_conversation": True, "user_context_message_data": {}},
+                metadata={
+                    "is_visually_hidden_from_conversation": True,
+                    "user_context_message_data": {},
+                },
             ),
         ),
         (
@@ -250,7 +253,9 @@ def chatgpt_modern() -> dict[str, Any]:
                             "size_bytes": 301122,
                             "width": 1024,
                             "height": 1024,
-                            "metadata": {"dalle": {"gen_id": "g1", "prompt": "A poster of a sine wave"}},
+                            "metadata": {
+                                "dalle": {"gen_id": "g1", "prompt": "A poster of a sine wave"}
+                            },
                         }
                     ],
                 },
@@ -263,7 +268,11 @@ def chatgpt_modern() -> dict[str, Any]:
             _msg(
                 "web-1",
                 "assistant",
-                {"content_type": "code", "language": "unknown", "text": '{"search_query": [{"q": "sine wave poster"}]}'},
+                {
+                    "content_type": "code",
+                    "language": "unknown",
+                    "text": '{"search_query": [{"q": "sine wave poster"}]}',
+                },
                 t + 76.0,
                 recipient="web.run",
                 metadata={"model_slug": "gpt-4o"},
@@ -416,7 +425,10 @@ def claude_ai_conversations() -> list[dict[str, Any]]:
                                 "type": "knowledge",
                                 "title": "Lisbon forecast",
                                 "url": "https://weather.example/lisbon",
-                                "metadata": {"type": "webpage_metadata", "site_domain": "weather.example"},
+                                "metadata": {
+                                    "type": "webpage_metadata",
+                                    "site_domain": "weather.example",
+                                },
                                 "text": "Sunny, 17°C.",
                                 "is_missing": False,
                             }
@@ -440,7 +452,9 @@ def claude_ai_conversations() -> list[dict[str, Any]]:
                         "type": "tool_result",
                         "tool_use_id": "toolu_02",
                         "name": "repl",
-                        "content": [{"type": "text", "text": "ReferenceError: console is not defined"}],
+                        "content": [
+                            {"type": "text", "text": "ReferenceError: console is not defined"}
+                        ],
                         "is_error": True,
                     },
                     {
@@ -470,7 +484,9 @@ def claude_ai_conversations() -> list[dict[str, Any]]:
             {
                 "uuid": "m1000000-0000-4000-8000-000000000004",
                 "text": "You're welcome — enjoy Lisbon.",
-                "content": [{"type": "text", "text": "You're welcome — enjoy Lisbon.", "citations": []}],
+                "content": [
+                    {"type": "text", "text": "You're welcome — enjoy Lisbon.", "citations": []}
+                ],
                 "sender": "assistant",
                 "created_at": _iso(t + 61),
                 "updated_at": _iso(t + 61),
@@ -494,7 +510,9 @@ def claude_ai_conversations() -> list[dict[str, Any]]:
                 "uuid": "m2000000-0000-4000-8000-000000000001",
                 "parent_message_uuid": root,
                 "text": "Write a shell one-liner to lowercase all file names.",
-                "content": [{"type": "text", "text": "Write a shell one-liner to lowercase all file names."}],
+                "content": [
+                    {"type": "text", "text": "Write a shell one-liner to lowercase all file names."}
+                ],
                 "sender": "human",
                 "created_at": _iso(t2),
                 "updated_at": _iso(t2),
@@ -504,8 +522,8 @@ def claude_ai_conversations() -> list[dict[str, Any]]:
             {
                 "uuid": "m2000000-0000-4000-8000-000000000002",
                 "parent_message_uuid": "m2000000-0000-4000-8000-000000000001",
-                "text": "for f in *; do mv \"$f\" \"${f,,}\"; done",
-                "content": [{"type": "text", "text": "for f in *; do mv \"$f\" \"${f,,}\"; done"}],
+                "text": 'for f in *; do mv "$f" "${f,,}"; done',
+                "content": [{"type": "text", "text": 'for f in *; do mv "$f" "${f,,}"; done'}],
                 "sender": "assistant",
                 "created_at": _iso(t2 + 5),
                 "updated_at": _iso(t2 + 5),
@@ -518,10 +536,23 @@ def claude_ai_conversations() -> list[dict[str, Any]]:
                 "text": "",
                 "content": [
                     {"type": "text", "text": "Let me check the shell first."},
-                    {"type": "tool_use", "name": "bash_tool", "input": {"command": "echo $BASH_VERSION"}},
-                    {"type": "tool_result", "name": "bash_tool", "content": "5.2.21(1)-release", "is_error": False},
-                    {"type": "voice_note", "title": "Reply", "text": "Bash 5 lowercases with ${f,,}."},
-                    {"type": "text", "text": "Bash 5: for f in *; do mv -n \"$f\" \"${f,,}\"; done"},
+                    {
+                        "type": "tool_use",
+                        "name": "bash_tool",
+                        "input": {"command": "echo $BASH_VERSION"},
+                    },
+                    {
+                        "type": "tool_result",
+                        "name": "bash_tool",
+                        "content": "5.2.21(1)-release",
+                        "is_error": False,
+                    },
+                    {
+                        "type": "voice_note",
+                        "title": "Reply",
+                        "text": "Bash 5 lowercases with ${f,,}.",
+                    },
+                    {"type": "text", "text": 'Bash 5: for f in *; do mv -n "$f" "${f,,}"; done'},
                 ],
                 "sender": "assistant",
                 "created_at": _iso(t2 + 30),
@@ -672,10 +703,28 @@ def turns_db(path: Path) -> None:
     conv = "5cf06c5f-0460-485e-a7c5-92d56af826f9"
     sys1: Block = ("sys-t1", "system", "system", {"text": system}, {})
     u1: Block = ("user-1", "user", "user", {"text": "Which files are in the workspace?"}, {})
-    r1: Block = ("rs_1", "reasoning", "assistant", {"text": "List the directory first.", "item_id": "rs_1"}, {})
-    tc1: Block = ("fc_1", "tool_call", "assistant", {"id": "call_1", "name": "list_files", "args": {"dir": "."}}, {})
+    r1: Block = (
+        "rs_1",
+        "reasoning",
+        "assistant",
+        {"text": "List the directory first.", "item_id": "rs_1"},
+        {},
+    )
+    tc1: Block = (
+        "fc_1",
+        "tool_call",
+        "assistant",
+        {"id": "call_1", "name": "list_files", "args": {"dir": "."}},
+        {},
+    )
     tu1: Block = ("tu-1", "tool_use", "tool", {"id": "call_1", "result": "a.txt\nb.txt\n"}, {})
-    l1: Block = ("llm-1", "llm_text", "assistant", {"text": "There are two files: a.txt and b.txt."}, {})
+    l1: Block = (
+        "llm-1",
+        "llm_text",
+        "assistant",
+        {"text": "There are two files: a.txt and b.txt."},
+        {},
+    )
     turn(conv, "sess-1", "turn-1", ms, "gpt-5-mini", "gpt-5-mini")
     snapshot(conv, "sess-1", "turn-1", "pre_inference", ms + 10, [sys1, u1])
     snapshot(conv, "sess-1", "turn-1", "post_inference", ms + 900, [sys1, u1, r1, tc1])
@@ -690,9 +739,27 @@ def turns_db(path: Path) -> None:
         {"geppetto.middleware@v1": "agentmode"},
     )
     u2: Block = ("user-2", "user", "user", {"text": "Delete b.txt please."}, {})
-    tc2: Block = ("fc_2", "tool_call", "assistant", {"id": "call_2", "name": "delete_file", "args": {"path": "b.txt"}}, {})
-    tu2: Block = ("tu-2", "tool_use", "tool", {"id": "call_2", "result": None, "error": "permission denied"}, {})
-    l2: Block = ("llm-2", "llm_text", "assistant", {"text": "I could not delete b.txt: permission denied."}, {})
+    tc2: Block = (
+        "fc_2",
+        "tool_call",
+        "assistant",
+        {"id": "call_2", "name": "delete_file", "args": {"path": "b.txt"}},
+        {},
+    )
+    tu2: Block = (
+        "tu-2",
+        "tool_use",
+        "tool",
+        {"id": "call_2", "result": None, "error": "permission denied"},
+        {},
+    )
+    l2: Block = (
+        "llm-2",
+        "llm_text",
+        "assistant",
+        {"text": "I could not delete b.txt: permission denied."},
+        {},
+    )
     turn(conv, "sess-1", "turn-2", ms2, "gpt-5-mini", "gpt-5-mini")
     history = [sys2, u1, r1, tc1, tu1, l1]
     snapshot(conv, "sess-1", "turn-2", "input", ms2 + 5, [*history, u2])

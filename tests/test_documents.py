@@ -102,7 +102,7 @@ def test_listing_matches_sessions() -> None:
 
 def test_load_needs_a_conversation_where_there_are_several() -> None:
     path = FIXTURES / "claude-ai" / "export.zip"
-    with pytest.raises(UsageError, match="3 conversations.*--conversation.*--all"):
+    with pytest.raises(UsageError, match=r"3 conversations.*--conversation.*--all"):
         load(path)
     session = load(path, conversation="c2")
     assert session.meta.session_id == "c2000000-0000-4000-8000-000000000002"

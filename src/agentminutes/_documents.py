@@ -22,6 +22,7 @@ stdin, which has no file to open).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sqlite3
@@ -113,10 +114,8 @@ class Document:
             if self._payload.startswith(_BOM):
                 self._payload = self._payload[3:]
             if b"\n" in self._payload.rstrip():
-                try:
+                with contextlib.suppress(msgspec.DecodeError):  # invalid: the adapter says so
                     self._payload = msgspec.json.format(self._payload, indent=0)
-                except msgspec.DecodeError:
-                    pass  # invalid JSON: the adapter reports it
         return self._payload
 
     def head(self) -> bytes:

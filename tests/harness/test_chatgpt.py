@@ -13,8 +13,8 @@ import pytest
 from agentminutes import iter_sessions, load
 from agentminutes._errors import ParseError
 from agentminutes.harness import Confidence, detect
-from agentminutes.harness.chatgpt import ChatGPTAdapter
 from agentminutes.harness._export import epoch_rfc3339
+from agentminutes.harness.chatgpt import ChatGPTAdapter
 from conftest import FIXTURES, run_cli
 
 GENUINE = FIXTURES / "chatgpt" / "conversations.json"
@@ -128,7 +128,9 @@ def test_constructed_modern_conversation() -> None:
     web = [e for e in s.events if e.kind == "tool_result"][-1]
     assert web.tool_result.tool_name == "web.run"
     assert [b.kind for b in web.tool_result.content] == ["text", "other"]
-    assert json.loads(bytes(web.tool_result.content[1].raw))["content_type"] == "future_search_result"
+    assert (
+        json.loads(bytes(web.tool_result.content[1].raw))["content_type"] == "future_search_result"
+    )
     assert s.report.orphan_tool_results == 0
 
 
