@@ -18,8 +18,8 @@ conversations of a document source without parsing them.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Sequence
+from typing import Any, cast
 
 from agentminutes._documents import DocumentConversion, Route, route
 from agentminutes._errors import UsageError
@@ -239,7 +239,7 @@ def _drive(batches: AsyncIterator[Batch]) -> Iterator[Batch]:
     built-in stages. A stage that does wait gets a clear error.
     """
     while True:
-        step = batches.__anext__()
+        step = cast("Coroutine[Any, Any, Batch]", batches.__anext__())
         try:
             step.send(None)
         except StopIteration as done:
