@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+import time
 from typing import Final
 
 import msgspec
@@ -13,7 +13,7 @@ from agentminutes._time import valid_timestamp
 
 __all__ = ("as_bool", "as_str", "decode_object", "epoch_rfc3339", "first_byte")
 
-_decode_str = msgspec.json.Decoder(str).decode
+_decode_str = msgspec.json.Decoder(str | None).decode
 _decode_obj = msgspec.json.Decoder(dict[str, Raw]).decode
 _EPOCH: Final = re.compile(rb"\s*(\d+)(?:\.(\d+))?\s*")
 
@@ -27,11 +27,11 @@ def first_byte(raw: Raw | None) -> bytes:
 
 def as_str(raw: Raw | None) -> str:
     """The string a raw JSON value holds, or ``""`` for anything else."""
-    if raw is None or first_byte(raw) != b'"':
+    if not raw:
         return ""
     try:
-        return _decode_str(raw)
-    except msgspec.DecodeError:
+        return _decode_str(raw) or ""
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return ""
 
 
@@ -76,8 +76,12 @@ def epoch_rfc3339(raw: Raw | None) -> str:
     if seconds > 100_000_000_000:
         return ""
     try:
-        text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        t = time.gmtime(seconds)
     except (OverflowError, OSError, ValueError):
         return ""
+    text = (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+        f"T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+    )
     frac = frac[:9].rstrip("0")
     return f"{text}.{frac}Z" if frac else f"{text}Z"

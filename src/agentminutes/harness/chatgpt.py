@@ -59,9 +59,7 @@ from agentminutes.harness._base import (
 from agentminutes.harness._export import (
     as_bool,
     as_str,
-    decode_object,
     epoch_rfc3339,
-    first_byte,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -145,6 +143,48 @@ class _ConversationHead(msgspec.Struct):
     mapping: dict[str, _LinkNode] | None = None
 
 
+class _Content(msgspec.Struct):
+    """The fields of a message's ``content`` this adapter reads (kept raw: types vary)."""
+
+    content_type: Raw = NO_RAW
+    parts: list[Raw] | None = None
+    thoughts: Raw = NO_RAW
+    text: Raw = NO_RAW
+    result: Raw = NO_RAW
+    content: Raw = NO_RAW
+    summary: Raw = NO_RAW
+    title: Raw = NO_RAW
+    url: Raw = NO_RAW
+    user_profile: Raw = NO_RAW
+    user_instructions: Raw = NO_RAW
+    model_set_context: Raw = NO_RAW
+
+
+class _Finish(msgspec.Struct):
+    type: Raw = NO_RAW
+
+
+class _Aggregate(msgspec.Struct):
+    status: Raw = NO_RAW
+
+
+class _Metadata(msgspec.Struct):
+    """The fields of a message's ``metadata`` this adapter reads."""
+
+    model_slug: Raw = NO_RAW
+    finish_details: Raw = NO_RAW
+    is_visually_hidden_from_conversation: Raw = NO_RAW
+    is_user_system_message: Raw = NO_RAW
+    status: Raw = NO_RAW
+    aggregate_result: Raw = NO_RAW
+
+
+class _Part(msgspec.Struct):
+    content_type: Raw = NO_RAW
+    asset_pointer: Raw = NO_RAW
+    text: Raw = NO_RAW
+
+
 class _Thought(msgspec.Struct):
     summary: str | None = None
     content: str | None = None
@@ -154,8 +194,25 @@ _decode_top = msgspec.json.Decoder(list[Raw]).decode
 _decode_conversation = msgspec.json.Decoder(_Conversation).decode
 _decode_head = msgspec.json.Decoder(_ConversationHead).decode
 _decode_node = msgspec.json.Decoder(_Node).decode
-_decode_parts = msgspec.json.Decoder(list[Raw]).decode
 _decode_thoughts = msgspec.json.Decoder(list[_Thought]).decode
+_decode_content = msgspec.json.Decoder(_Content).decode
+_decode_metadata = msgspec.json.Decoder(_Metadata).decode
+_decode_finish = msgspec.json.Decoder(_Finish).decode
+_decode_aggregate = msgspec.json.Decoder(_Aggregate).decode
+_decode_part = msgspec.json.Decoder(str | _Part | None).decode
+_EMPTY_CONTENT: Final = _Content()
+_EMPTY_METADATA: Final = _Metadata()
+
+
+def _struct(decode: Callable[[Raw], Any], raw: Raw, empty: Any) -> Any:
+    """Decode an object field leniently: *empty* for an absent or malformed one."""
+    if not raw:
+        return empty
+    try:
+        return decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return empty
+
 
 #: Content types whose every field this adapter maps (others also keep ``content`` verbatim).
 _KNOWN_CONTENT: Final = frozenset(
@@ -348,9 +405,9 @@ class ChatGPTAdapter(BaseDocumentAdapter):
             self.skip("root" if node.parent is None else "empty/node", n)
             return
         role = (msg.author.role if msg.author else None) or ""
-        content = decode_object(msg.content)
-        ctype = as_str(content.get("content_type"))
-        meta = decode_object(msg.metadata)
+        content: _Content = _struct(_decode_content, msg.content, _EMPTY_CONTENT)
+        ctype = as_str(content.content_type)
+        meta: _Metadata = _struct(_decode_metadata, msg.metadata, _EMPTY_METADATA)
         ts = epoch_rfc3339(msg.create_time)
         msg_id = msg.id or key
         parent = node.parent or ""
@@ -371,8 +428,8 @@ class ChatGPTAdapter(BaseDocumentAdapter):
             state.messages += 1
             harness = (
                 ctype == "user_editable_context"
-                or as_bool(meta.get("is_visually_hidden_from_conversation"))
-                or as_bool(meta.get("is_user_system_message"))
+                or as_bool(meta.is_visually_hidden_from_conversation)
+                or as_bool(meta.is_user_system_message)
             )
             origin = Origin.HARNESS if harness else Origin.HUMAN
             state.events.append(
@@ -411,8 +468,8 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         state: _State,
         msg: _Message,
         ctype: str,
-        content: dict[str, Raw],
-        meta: dict[str, Raw],
+        content: _Content,
+        meta: _Metadata,
         n: int,
         event: _EventFactory,
     ) -> None:
@@ -428,8 +485,8 @@ class ChatGPTAdapter(BaseDocumentAdapter):
                 state.thinking.append(event(EventKind.THINKING, thinking=Thinking(text=text)))
             return
         msg_id = msg.id or ""
-        model = as_str(meta.get("model_slug"))
-        stop = as_str(decode_object(meta.get("finish_details")).get("type"))
+        model = as_str(meta.model_slug)
+        stop = as_str(_struct(_decode_finish, meta.finish_details, _Finish()).type)
         recipient = msg.recipient or "all"
         if recipient != "all":
             state.take_thinking(msg_id)
@@ -469,16 +526,16 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         state: _State,
         msg: _Message,
         ctype: str,
-        content: dict[str, Raw],
-        meta: dict[str, Raw],
+        content: _Content,
+        meta: _Metadata,
         n: int,
         event: _EventFactory,
     ) -> None:
         state.flush_thinking(self)
         author = (msg.author.name if msg.author else None) or ""
         call = next((c for c in reversed(state.calls) if _same_tool(c.name, author)), None)
-        status = as_str(meta.get("status"))
-        aggregate = as_str(decode_object(meta.get("aggregate_result")).get("status"))
+        status = as_str(meta.status)
+        aggregate = as_str(_struct(_decode_aggregate, meta.aggregate_result, _Aggregate()).status)
         is_error = (
             ctype == "system_error"
             or status in ("failed", "error")
@@ -489,7 +546,7 @@ class ChatGPTAdapter(BaseDocumentAdapter):
                 "failed_with_in_kernel_exception",
             )
         )
-        url = as_str(content.get("url"))
+        url = as_str(content.url)
         state.messages += 1
         state.events.append(
             event(
@@ -500,7 +557,7 @@ class ChatGPTAdapter(BaseDocumentAdapter):
                     is_error=is_error,
                     content=_blocks(ctype, content, msg.content) or None,
                     fetch=FetchInfo(url=url) if url else None,
-                    enrichment=msg.metadata if meta else NO_RAW,
+                    enrichment=msg.metadata if len(msg.metadata) > 2 else NO_RAW,
                 ),
             )
         )
@@ -570,8 +627,8 @@ def _active_path(mapping: dict[str, _LinkNode], current: str | None) -> list[str
     return path
 
 
-def _thoughts(content: dict[str, Raw]) -> list[str]:
-    raw = content.get("thoughts")
+def _thoughts(content: _Content) -> list[str]:
+    raw = content.thoughts
     if not raw:
         return []
     try:
@@ -586,35 +643,31 @@ def _thoughts(content: dict[str, Raw]) -> list[str]:
     return out
 
 
-def _blocks(ctype: str, content: dict[str, Raw], raw: Raw) -> list[ContentBlock]:
+def _blocks(ctype: str, content: _Content, raw: Raw) -> list[ContentBlock]:
     """The content blocks of a message's ``content`` object."""
     blocks: list[ContentBlock] = []
-    parts_raw = content.get("parts")
-    if parts_raw:
+    for part in content.parts or ():
         try:
-            parts = _decode_parts(parts_raw)
+            value = _decode_part(part)
         except (msgspec.DecodeError, msgspec.ValidationError):
-            parts = []
-        for part in parts:
-            if first_byte(part) == b'"':
-                text = as_str(part)
-                if text:
-                    blocks.append(ContentBlock(kind="text", text=text))
-                continue
-            fields = decode_object(part)
-            ptype = as_str(fields.get("content_type"))
+            blocks.append(ContentBlock(kind="other", raw=part))
+            continue
+        if isinstance(value, str):
+            if value:
+                blocks.append(ContentBlock(kind="text", text=value))
+        elif value is not None:
+            ptype = as_str(value.content_type)
             if ptype == "image_asset_pointer":
-                blocks.append(
-                    ContentBlock(kind="image", uri=as_str(fields.get("asset_pointer")), raw=part)
-                )
+                uri = as_str(value.asset_pointer)
+                blocks.append(ContentBlock(kind="image", uri=uri, raw=part))
             elif ptype == "audio_transcription":
-                text = as_str(fields.get("text"))
+                text = as_str(value.text)
                 if text:
                     blocks.append(ContentBlock(kind="text", text=text))
-            elif fields or part:
+            else:
                 blocks.append(ContentBlock(kind="other", raw=part))
     for key in _TEXT_FIELDS.get(ctype, () if ctype in _KNOWN_CONTENT else _FALLBACK_TEXT_FIELDS):
-        text = as_str(content.get(key))
+        text = as_str(getattr(content, key))
         if text:
             blocks.append(ContentBlock(kind="text", text=text))
     if ctype == "thoughts":
