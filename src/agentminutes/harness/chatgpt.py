@@ -31,8 +31,9 @@ Every other message on the active branch becomes events, by author role:
   operation …) becomes a ``tool_call`` (``tool_call_id`` = the message id, the
   input = the message's ``content`` verbatim) with its ``assistant_message``;
 * ``tool`` → ``tool_result``, paired with the latest call since the last user
-  message whose recipient names this tool (several results may answer one
-  call, as browsing quotes do); ``system_error`` content is an error.
+  message whose recipient names this tool, else with the latest call (several
+  results may answer one call, as browsing quotes do); ``system_error``
+  content is an error. A tool message with no call before it is an orphan.
 
 Content types this adapter has no rule for keep their ``content`` object
 verbatim as an ``other`` content block, next to whatever text they carry.
@@ -534,6 +535,8 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         state.flush_thinking(self)
         author = (msg.author.name if msg.author else None) or ""
         call = next((c for c in reversed(state.calls) if _same_tool(c.name, author)), None)
+        if call is None and state.calls:  # a tool naming itself unlike the call's recipient
+            call = state.calls[-1]
         status = as_str(meta.status)
         aggregate = as_str(_struct(_decode_aggregate, meta.aggregate_result, _Aggregate()).status)
         is_error = (
