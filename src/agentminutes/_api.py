@@ -18,22 +18,21 @@ conversations of a document source without parsing them.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
 from typing import Any, cast
 
-from agentminutes._documents import DocumentConversion, Route, route
+from agentminutes._documents import DocumentConversion, Feed, feeds, route, single_session
 from agentminutes._errors import UsageError
 from agentminutes._pipeline import (
     Batch,
     Conversion,
     Stage,
     apply_stages,
-    open_chunks,
     open_sync_chunks,
     source_name,
 )
 from agentminutes._summary import SessionBuilder
-from agentminutes.harness import ConversationInfo, DocumentSession, ParseOptions
+from agentminutes.harness import ConversationInfo, ParseOptions
 from agentminutes.schema import Event, Session
 
 __all__ = (
@@ -70,60 +69,12 @@ def build_stages(
     return chain
 
 
-def _conversion(source: Source, harness: str, options: dict[str, Any]) -> Conversion:
-    return Conversion(name=source_name(source), harness=harness, options=ParseOptions(**options))
-
-
-def _split(kwargs: dict[str, Any]) -> tuple[str, str | None, list[Stage], dict[str, Any]]:
-    """Pop harness, conversation and the stage options; what is left are ParseOptions."""
+def _split(kwargs: dict[str, Any]) -> tuple[str, str | None, list[Stage], ParseOptions]:
+    """Pop harness, conversation and the stage options; the rest are ParseOptions."""
     harness = kwargs.pop("harness", "auto")
     conversation = kwargs.pop("conversation", None)
     stage_opts = {k: kwargs.pop(k) for k in _STAGE_OPTIONS if k in kwargs}
-    return harness, conversation, build_stages(**stage_opts), kwargs
-
-
-def _documents(found: Route, options: dict[str, Any]) -> DocumentConversion:
-    assert found.document is not None
-    assert found.adapter is not None
-    return DocumentConversion(found.document, found.adapter, ParseOptions(**options))
-
-
-def _no_conversation(source: Source, conversation: str | None) -> None:
-    if conversation:
-        raise UsageError(
-            f"{source_name(source)}: a single-session transcript; conversation= (--conversation) "
-            "applies to multi-conversation sources (data exports, turns.db)"
-        )
-
-
-async def _one(batch: Batch) -> AsyncIterator[Batch]:
-    yield batch
-
-
-async def _batches(
-    source: Source,
-    conversation: str | None,
-    harness: str,
-    options: dict[str, Any],
-    stages: Sequence[Stage],
-    skipped: dict[str, int],
-) -> AsyncIterator[Batch]:
-    """The batches of the one session *source* names; *skipped* is filled at the end."""
-    found = route(source, harness)
-    if found.document is None:
-        _no_conversation(source, conversation)
-        conv = _conversion(source, harness, options)
-        chunks = open_chunks(source, found.head)
-        async for batch in apply_stages(conv.batches(chunks), stages):
-            yield batch
-        skipped.update(conv.skipped)
-        return
-    docs = _documents(found, options)
-    chosen = docs.resolve(conversation)
-    for session in docs.sessions(chosen):
-        async for batch in apply_stages(_one(Batch(session.events)), stages):
-            yield batch
-        skipped.update(session.skipped)
+    return harness, conversation, build_stages(**stage_opts), ParseOptions(**kwargs)
 
 
 async def events(
@@ -163,16 +114,17 @@ async def events(
         DetectError, SourceError: the input is not a readable transcript.
         UsageError: no conversation chosen where several exist, or an unknown one.
     """
-    options = {
-        "permissive": permissive,
-        "keep_raw": keep_raw,
-        "harness_version": harness_version,
-        "text_form": text_form,
-    }
+    options = ParseOptions(
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+    )
     chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
-    async for batch in _batches(source, conversation, harness, options, chain, {}):
-        for ev in batch.events:
-            yield ev
+    for feed in feeds(source, harness, options, conversation):
+        async for batch in apply_stages(feed.batches, chain):
+            for ev in batch.events:
+                yield ev
 
 
 async def parse(source: Source, **kwargs: Any) -> Session:
@@ -181,11 +133,16 @@ async def parse(source: Source, **kwargs: Any) -> Session:
     Takes the same keyword arguments as :func:`events`.
     """
     harness, conversation, chain, options = _split(kwargs)
+    for feed in feeds(source, harness, options, conversation):
+        return await _session(feed, chain)
+    raise AssertionError("feeds() yields one session")  # pragma: no cover
+
+
+async def _session(feed: Feed, chain: Sequence[Stage]) -> Session:
     builder = SessionBuilder()
-    skipped: dict[str, int] = {}
-    async for batch in _batches(source, conversation, harness, options, chain, skipped):
+    async for batch in apply_stages(feed.batches, chain):
         builder.add_all(batch.events)
-    return builder.build(skipped)
+    return builder.build(feed.skipped())
 
 
 async def sessions(source: Source, **kwargs: Any) -> AsyncIterator[Session]:
@@ -199,21 +156,8 @@ async def sessions(source: Source, **kwargs: Any) -> AsyncIterator[Session]:
     harness, conversation, chain, options = _split(kwargs)
     if conversation is not None:
         raise UsageError("sessions() goes through every conversation; use parse(conversation=...)")
-    found = route(source, harness)
-    if found.document is None:
-        builder = SessionBuilder()
-        skipped: dict[str, int] = {}
-        conv = _conversion(source, harness, options)
-        async for batch in apply_stages(conv.batches(open_chunks(source, found.head)), chain):
-            builder.add_all(batch.events)
-        skipped.update(conv.skipped)
-        yield builder.build(skipped)
-        return
-    for session in _documents(found, options).sessions():
-        builder = SessionBuilder()
-        async for batch in apply_stages(_one(Batch(session.events)), chain):
-            builder.add_all(batch.events)
-        yield builder.build(session.skipped)
+    for feed in feeds(source, harness, options, every=True):
+        yield await _session(feed, chain)
 
 
 def conversations(path: Source, *, harness: str = "auto") -> list[ConversationInfo]:
@@ -227,9 +171,9 @@ def conversations(path: Source, *, harness: str = "auto") -> list[ConversationIn
         UsageError: *path* is a line transcript (one session), not a document source.
     """
     found = route(path, harness)
-    if found.document is None:
+    if found.document is None or found.adapter is None:
         raise UsageError(f"{source_name(path)}: a single-session transcript, not a document source")
-    return _documents(found, {}).conversations()
+    return DocumentConversion(found.document, found.adapter).conversations()
 
 
 def _drive(batches: AsyncIterator[Batch]) -> Iterator[Batch]:
@@ -260,28 +204,26 @@ def _staged(batches: Iterator[Batch], chain: Sequence[Stage]) -> Iterator[Batch]
     return _drive(apply_stages(_from_sync(batches), chain)) if chain else batches
 
 
-def _sync_sessions(
-    path: Source, conversation: str | None, every: bool, harness: str, options: dict[str, Any]
-) -> Iterator[tuple[Iterator[Batch], Conversion | DocumentSession]]:
-    """Each session's (unstaged) batches, with what holds its skip counts once they are read."""
+def _sync_feeds(
+    path: Source, conversation: str | None, every: bool, harness: str, options: ParseOptions
+) -> Iterator[tuple[Iterator[Batch], Callable[[], dict[str, int]]]]:
+    """Like :func:`~agentminutes._documents.feeds`, with synchronous batches, for paths."""
     if path == "-":
         raise UsageError("the sync API reads paths; use the async API for stdin")
     found = route(path, harness)
     if found.document is None:
-        _no_conversation(path, conversation)
-        conv = _conversion(path, harness, options)
-        yield conv.iter_batches(open_sync_chunks(path)), conv
+        single_session(path, conversation)
+        conv = Conversion(name=source_name(path), harness=harness, options=options)
+        yield conv.iter_batches(open_sync_chunks(path)), lambda: conv.skipped
         return
-    docs = _documents(found, options)
-    chosen = None if every else docs.resolve(conversation)
-    for session in docs.sessions(chosen):
-        yield iter([Batch(session.events)]), session
+    for feed in feeds(path, harness, options, conversation, every=every):
+        yield _drive(feed.batches), feed.skipped
 
 
 def iter_events(path: Source, **kwargs: Any) -> Iterator[Event]:
     """Synchronous twin of :func:`events` for a transcript path."""
     harness, conversation, chain, options = _split(kwargs)
-    for batches, _ in _sync_sessions(path, conversation, False, harness, options):
+    for batches, _ in _sync_feeds(path, conversation, False, harness, options):
         for batch in _staged(batches, chain):
             yield from batch.events
 
@@ -289,13 +231,18 @@ def iter_events(path: Source, **kwargs: Any) -> Iterator[Event]:
 def load(path: Source, **kwargs: Any) -> Session:
     """Synchronous twin of :func:`parse` for a transcript path."""
     harness, conversation, chain, options = _split(kwargs)
+    for batches, skipped in _sync_feeds(path, conversation, False, harness, options):
+        return _sync_session(batches, skipped, chain)
+    raise AssertionError("one session")  # pragma: no cover
+
+
+def _sync_session(
+    batches: Iterator[Batch], skipped: Callable[[], dict[str, int]], chain: Sequence[Stage]
+) -> Session:
     builder = SessionBuilder()
-    skipped: dict[str, int] = {}
-    for batches, holder in _sync_sessions(path, conversation, False, harness, options):
-        for batch in _staged(batches, chain):
-            builder.add_all(batch.events)
-        skipped.update(holder.skipped)
-    return builder.build(skipped)
+    for batch in _staged(batches, chain):
+        builder.add_all(batch.events)
+    return builder.build(skipped())
 
 
 def iter_sessions(path: Source, **kwargs: Any) -> Iterator[Session]:
@@ -305,8 +252,5 @@ def iter_sessions(path: Source, **kwargs: Any) -> Iterator[Session]:
         raise UsageError(
             "iter_sessions() goes through every conversation; use load(conversation=...)"
         )
-    for batches, holder in _sync_sessions(path, None, True, harness, options):
-        builder = SessionBuilder()
-        for batch in _staged(batches, chain):
-            builder.add_all(batch.events)
-        yield builder.build(holder.skipped)
+    for batches, skipped in _sync_feeds(path, None, True, harness, options):
+        yield _sync_session(batches, skipped, chain)

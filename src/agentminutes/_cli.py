@@ -5,26 +5,17 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from enum import StrEnum
-from functools import partial
 from typing import IO, Annotated
 
 import anyio
 import typer
 
-from agentminutes._documents import DocumentConversion, route
+from agentminutes._documents import Feed, feeds
 from agentminutes._errors import UsageError
-from agentminutes._pipeline import (
-    Batch,
-    Conversion,
-    Stage,
-    apply_stages,
-    open_chunks,
-    source_name,
-)
+from agentminutes._pipeline import Stage, apply_stages
 from agentminutes._version import __version__
 from agentminutes.harness import ParseOptions
 from agentminutes.sinks import JsonlSink, SessionJsonSink, StatsSink
@@ -146,47 +137,19 @@ def _output(path: str | None, *, atomic: bool) -> Iterator[IO[bytes]]:
         raise
 
 
-async def _one(batch: Batch) -> AsyncIterator[Batch]:
-    yield batch
-
-
-@dataclass
-class _Job:
-    """The session a command reads: its batches (stages applied) and, at the end, its skips."""
-
-    batches: AsyncIterator[Batch]
-    skipped: Callable[[], dict[str, int]]
-
-
-def _job(
+def _feed(
     transcript: str,
     harness: str,
     options: ParseOptions,
     stages: list[Stage],
     conversation: str | None,
-) -> _Job:
-    """Route *transcript*: the one session it is, or the conversation chosen in it."""
-    found = route(transcript, harness)
-    if found.document is None:
-        if conversation:
-            raise UsageError(
-                f"{source_name(transcript)}: a single-session transcript; --conversation applies"
-                " to multi-conversation sources (data exports, turns.db)"
-            )
-        conversion = Conversion(name=source_name(transcript), harness=harness, options=options)
-        chunks = open_chunks(transcript, found.head)
-        return _Job(apply_stages(conversion.batches(chunks), stages), lambda: conversion.skipped)
-    assert found.adapter is not None
-    docs = DocumentConversion(found.document, found.adapter, options)
-    session = next(iter(docs.sessions(docs.resolve(conversation))))
-    return _Job(apply_stages(_one(Batch(session.events)), stages), lambda: session.skipped)
+) -> Feed:
+    """The one session *transcript* is (or the one chosen in it), stages applied."""
+    feed = next(feeds(transcript, harness, options, conversation))
+    return Feed(apply_stages(feed.batches, stages), feed.skipped)
 
 
-async def _convert(
-    fmt: Format,
-    output: str | None,
-    job: _Job,
-) -> None:
+async def _convert(fmt: Format, output: str | None, job: Feed) -> None:
     if fmt is Format.jsonl:
         with _output(output, atomic=False) as stream:
             jsonl = JsonlSink(stream, flush=output is None)
@@ -213,26 +176,15 @@ async def _convert_all(
     stages: list[Stage],
 ) -> None:
     """Every session of *transcript*, one whole-session JSON document per line."""
-    found = route(transcript, harness)
-    jobs: Iterator[_Job]
-    if found.document is None:
-        jobs = iter([_job(transcript, harness, options, stages, None)])
-    else:
-        assert found.adapter is not None
-        docs = DocumentConversion(found.document, found.adapter, options)
-        jobs = (
-            _Job(apply_stages(_one(Batch(s.events)), stages), partial(dict, s.skipped))
-            for s in docs.sessions()
-        )
     sessions = events = 0
     skipped: dict[str, int] = {}
     with _output(output, atomic=output is not None) as stream:
-        for job in jobs:
+        for feed in feeds(transcript, harness, options, every=True):
             sink = SessionJsonSink(stream, indent=0)
-            async for batch in job.batches:
+            async for batch in apply_stages(feed.batches, stages):
                 events += len(batch.events)
                 await sink.send(batch)
-            counts = job.skipped()
+            counts = feed.skipped()
             sink.finish(counts)
             await sink.aclose()
             sessions += 1
@@ -313,11 +265,10 @@ def convert(
             )
         anyio.run(_convert_all, transcript, output, harness, options, stages)
         return
-    job = _job(transcript, harness, options, stages, conversation)
-    anyio.run(_convert, fmt, output, job)
+    anyio.run(_convert, fmt, output, _feed(transcript, harness, options, stages, conversation))
 
 
-async def _stats(output: str | None, job: _Job) -> None:
+async def _stats(output: str | None, job: Feed) -> None:
     with _output(output, atomic=True) as stream:
         sink = StatsSink(stream)
         async for batch in job.batches:
@@ -339,7 +290,7 @@ def stats(
 ) -> None:
     """Summarize a session: tool mix, bytes retrieved, latency, tokens, models, final answer."""
     options = _options(harness_version, permissive, False, text_form)
-    job = _job(transcript, harness, options, _stages(0, promote), conversation)
+    job = _feed(transcript, harness, options, _stages(0, promote), conversation)
     anyio.run(_stats, output, job)
 
 

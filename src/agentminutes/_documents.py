@@ -11,7 +11,9 @@ array of conversations, alone or inside the export ZIP) and a Pinocchio
   or says the source is a line transcript;
 * :class:`DocumentConversion` runs a :class:`~agentminutes.harness.DocumentAdapter`
   over the document, one session per conversation, and resolves
-  ``--conversation`` selections.
+  ``--conversation`` selections;
+* :func:`feeds` is what the CLI and the library read: the session(s) of any
+  source, line transcript or document, as batches plus their skip counts.
 
 Memory stays proportional to the JSON payload plus one conversation's
 events: the payload is read once (a ZIP member is inflated once), decoded
@@ -28,13 +30,15 @@ import os
 import sqlite3
 import sys
 import zipfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Final
 
 import msgspec
 
 from agentminutes._errors import DetectError, ParseError, SourceError, UsageError
+from agentminutes._pipeline import Batch, Conversion, open_chunks, source_name
 from agentminutes._sources import open_error
 from agentminutes.harness import (
     DOCUMENT_ADAPTERS,
@@ -49,16 +53,20 @@ from agentminutes.harness import (
     document_adapter_class,
     is_document_adapter,
 )
+from agentminutes.schema import Event
 
 __all__ = (
     "SQLITE_MAGIC",
     "ZIP_MAGIC",
     "Document",
     "DocumentConversion",
+    "Feed",
     "Route",
     "container_of",
+    "feeds",
     "pick",
     "route",
+    "single_session",
 )
 
 ZIP_MAGIC: Final = b"PK\x03\x04"
@@ -386,3 +394,61 @@ def _examples(listed: list[ConversationInfo], n: int = 3) -> str:
 def _short(title: str, width: int = 40) -> str:
     title = " ".join(title.split())
     return title if len(title) <= width else title[: width - 1] + "…"
+
+
+@dataclass
+class Feed:
+    """One session on its way: its batches of events (no stages applied yet), then its skips.
+
+    ``skipped()`` is complete once ``batches`` is exhausted.
+    """
+
+    batches: AsyncIterator[Batch]
+    skipped: Callable[[], dict[str, int]]
+
+
+def single_session(source: str | os.PathLike[str], conversation: str | None) -> None:
+    """Refuse a conversation choice for a line transcript, which is one session."""
+    if conversation:
+        raise UsageError(
+            f"{source_name(source)}: a single-session transcript; --conversation"
+            " (conversation=) applies to multi-conversation sources (data exports, turns.db)"
+        )
+
+
+async def _one(events: list[Event]) -> AsyncIterator[Batch]:
+    yield Batch(events)
+
+
+def feeds(
+    source: str | os.PathLike[str],
+    harness: str,
+    options: ParseOptions,
+    conversation: str | None = None,
+    *,
+    every: bool = False,
+) -> Iterator[Feed]:
+    """The sessions to read from *source*: the one it is (or the one chosen), or all of them.
+
+    A line transcript is one session (*conversation* is then an error). In a
+    document source *conversation* picks one by id or unique id prefix, and
+    may be left out only where the source holds one conversation; *every*
+    goes through all of them, each built only when reached.
+
+    Raises:
+        UsageError: *conversation* given for a line transcript, missing where
+            needed, unknown or ambiguous (the message says how to find ids).
+    """
+    found = route(source, harness)
+    if found.document is None:
+        single_session(source, conversation)
+        conv = Conversion(name=source_name(source), harness=harness, options=options)
+        yield Feed(conv.batches(open_chunks(source, found.head)), lambda: conv.skipped)
+        return
+    assert found.adapter is not None
+    docs = DocumentConversion(found.document, found.adapter, options)
+    chosen = None if every else docs.resolve(conversation)
+    for session in docs.sessions(chosen):
+        yield Feed(_one(session.events), partial(dict, session.skipped))
+        if not every:
+            return  # ids are unique in a sane export; take the first of any repeats
