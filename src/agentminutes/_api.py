@@ -121,10 +121,10 @@ async def events(
         text_form=text_form,
     )
     chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
-    for feed in feeds(source, harness, options, conversation):
-        async for batch in apply_stages(feed.batches, chain):
-            for ev in batch.events:
-                yield ev
+    feed = next(feeds(source, harness, options, conversation))
+    async for batch in apply_stages(feed.batches, chain):
+        for ev in batch.events:
+            yield ev
 
 
 async def parse(source: Source, **kwargs: Any) -> Session:
@@ -133,9 +133,7 @@ async def parse(source: Source, **kwargs: Any) -> Session:
     Takes the same keyword arguments as :func:`events`.
     """
     harness, conversation, chain, options = _split(kwargs)
-    for feed in feeds(source, harness, options, conversation):
-        return await _session(feed, chain)
-    raise AssertionError("feeds() yields one session")  # pragma: no cover
+    return await _session(next(feeds(source, harness, options, conversation)), chain)
 
 
 async def _session(feed: Feed, chain: Sequence[Stage]) -> Session:
@@ -231,9 +229,8 @@ def iter_events(path: Source, **kwargs: Any) -> Iterator[Event]:
 def load(path: Source, **kwargs: Any) -> Session:
     """Synchronous twin of :func:`parse` for a transcript path."""
     harness, conversation, chain, options = _split(kwargs)
-    for batches, skipped in _sync_feeds(path, conversation, False, harness, options):
-        return _sync_session(batches, skipped, chain)
-    raise AssertionError("one session")  # pragma: no cover
+    batches, skipped = next(_sync_feeds(path, conversation, False, harness, options))
+    return _sync_session(batches, skipped, chain)
 
 
 def _sync_session(
