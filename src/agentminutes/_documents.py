@@ -121,7 +121,7 @@ class Document:
                 raise SourceError(f"{self.name}: cannot read: {exc}") from None
             if self._payload.startswith(_BOM):
                 self._payload = self._payload[3:]
-            if b"\n" in self._payload.rstrip():
+            if self._payload.find(b"\n", 0, _content_end(self._payload)) >= 0:
                 with contextlib.suppress(msgspec.DecodeError):  # invalid: the adapter says so
                     self._payload = msgspec.json.format(self._payload, indent=0)
         return self._payload
@@ -169,6 +169,14 @@ class Document:
             return zipfile.ZipFile(self.path)
         assert self.data is not None
         return zipfile.ZipFile(io.BytesIO(self.data))
+
+
+def _content_end(data: bytes) -> int:
+    """Where *data* ends without its trailing whitespace (found without copying it)."""
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":
+        end -= 1
+    return end
 
 
 def _uri_path(path: str) -> str:

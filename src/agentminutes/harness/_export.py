@@ -10,12 +10,38 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes._time import valid_timestamp
+from agentminutes.harness._base import BaseDocumentAdapter
 
-__all__ = ("as_bool", "as_str", "decode_object", "epoch_rfc3339", "first_byte")
+__all__ = (
+    "as_bool",
+    "as_str",
+    "decode_object",
+    "epoch_rfc3339",
+    "first_byte",
+    "split_export",
+)
 
 _decode_str = msgspec.json.Decoder(str | None).decode
 _decode_obj = msgspec.json.Decoder(dict[str, Raw]).decode
+_decode_list = msgspec.json.Decoder(list[Raw]).decode
 _EPOCH: Final = re.compile(rb"\s*(\d+)(?:\.(\d+))?\s*")
+
+
+def split_export(adapter: BaseDocumentAdapter, payload: bytes, what: str) -> list[Raw]:
+    """The conversations of an export: a JSON array of them, or one conversation object.
+
+    The conversations stay raw (views into *payload*, not copies) until each is
+    parsed. *what* names the export in the error for anything else.
+    """
+    start = payload[:64].lstrip()[:1]
+    try:
+        if start == b"[":
+            return _decode_list(payload)
+        if start == b"{":
+            return [Raw(payload)]
+    except msgspec.DecodeError as exc:
+        raise adapter.error(f"invalid JSON: {exc}", 0) from None
+    raise adapter.error(f"not a {what}: expected a JSON array of conversations", 0)
 
 
 def first_byte(raw: Raw | None) -> bytes:

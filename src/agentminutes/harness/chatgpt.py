@@ -54,13 +54,12 @@ from agentminutes.harness._base import (
     Confidence,
     ConversationInfo,
     DocumentSession,
-    ParseOptions,
-    SkipHook,
 )
 from agentminutes.harness._export import (
     as_bool,
     as_str,
     epoch_rfc3339,
+    split_export,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -191,7 +190,6 @@ class _Thought(msgspec.Struct):
     content: str | None = None
 
 
-_decode_top = msgspec.json.Decoder(list[Raw]).decode
 _decode_conversation = msgspec.json.Decoder(_Conversation).decode
 _decode_head = msgspec.json.Decoder(_ConversationHead).decode
 _decode_node = msgspec.json.Decoder(_Node).decode
@@ -293,9 +291,6 @@ class ChatGPTAdapter(BaseDocumentAdapter):
     containers: ClassVar[frozenset[str]] = frozenset({"json", "zip"})
     zip_member: ClassVar[str] = "conversations.json"
 
-    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
-        super().__init__(options, on_skip=on_skip)
-
     # -- detection ---------------------------------------------------------
 
     @classmethod
@@ -310,16 +305,7 @@ class ChatGPTAdapter(BaseDocumentAdapter):
     # -- the document --------------------------------------------------------
 
     def _conversations(self, doc: Document) -> list[Raw]:
-        payload = doc.payload()
-        start = payload.lstrip()[:1]
-        try:
-            if start == b"[":
-                return _decode_top(payload)
-            if start == b"{":
-                return [Raw(payload)]
-        except msgspec.DecodeError as exc:
-            raise self.error(f"invalid JSON: {exc}", 0) from None
-        raise self.error("not a ChatGPT export: expected a JSON array of conversations", 0)
+        return split_export(self, doc.payload(), "ChatGPT export")
 
     def conversations(self, doc: Document) -> list[ConversationInfo]:
         listed = []

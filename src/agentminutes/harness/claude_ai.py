@@ -43,10 +43,8 @@ from agentminutes.harness._base import (
     Confidence,
     ConversationInfo,
     DocumentSession,
-    ParseOptions,
-    SkipHook,
 )
-from agentminutes.harness._export import as_str, decode_object
+from agentminutes.harness._export import as_str, decode_object, split_export
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -121,7 +119,6 @@ class _Block(msgspec.Struct):
     stop_timestamp: str | None = None
 
 
-_decode_top = msgspec.json.Decoder(list[Raw]).decode
 _decode_conversation = msgspec.json.Decoder(_Conversation).decode
 _decode_head = msgspec.json.Decoder(_ConversationHead).decode
 _decode_message = msgspec.json.Decoder(_Message).decode
@@ -172,9 +169,6 @@ class ClaudeAIAdapter(BaseDocumentAdapter):
     containers: ClassVar[frozenset[str]] = frozenset({"json", "zip"})
     zip_member: ClassVar[str] = "conversations.json"
 
-    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
-        super().__init__(options, on_skip=on_skip)
-
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
         start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
@@ -185,16 +179,7 @@ class ClaudeAIAdapter(BaseDocumentAdapter):
         return Confidence.POSSIBLE
 
     def _conversations(self, doc: Document) -> list[Raw]:
-        payload = doc.payload()
-        start = payload.lstrip()[:1]
-        try:
-            if start == b"[":
-                return _decode_top(payload)
-            if start == b"{":
-                return [Raw(payload)]
-        except msgspec.DecodeError as exc:
-            raise self.error(f"invalid JSON: {exc}", 0) from None
-        raise self.error("not a claude.ai export: expected a JSON array of conversations", 0)
+        return split_export(self, doc.payload(), "claude.ai export")
 
     def conversations(self, doc: Document) -> list[ConversationInfo]:
         listed = []

@@ -53,8 +53,6 @@ from agentminutes.harness._base import (
     Confidence,
     ConversationInfo,
     DocumentSession,
-    ParseOptions,
-    SkipHook,
 )
 from agentminutes.harness._export import as_str, decode_object, first_byte
 from agentminutes.schema import (
@@ -171,9 +169,6 @@ class TurnsDBAdapter(BaseDocumentAdapter):
     prompt_tokens: ClassVar[str] = ""
     containers: ClassVar[frozenset[str]] = frozenset({"sqlite"})
     zip_member: ClassVar[str] = ""
-
-    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
-        super().__init__(options, on_skip=on_skip)
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
