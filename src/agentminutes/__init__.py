@@ -4,7 +4,9 @@ The public surface, re-exported here (imported lazily, so ``import agentminutes`
 stays cheap):
 
 * parsing: :func:`events` / :func:`parse` (async), :func:`iter_events` / :func:`load` (sync),
-  :func:`detect`;
+  :func:`detect`; multi-conversation sources (data exports, ``turns.db``):
+  :func:`sessions` (async) / :func:`iter_sessions` (sync) for every conversation,
+  :func:`conversations` to list them;
 * the schema: :class:`Session`, :class:`Event` and its payload types, :class:`Stats`;
 * the pipeline parts: :class:`Batch`, :data:`Stage`, :func:`per_event`, the adapters'
   :class:`~agentminutes.harness.Adapter` protocol and registry (``agentminutes.harness``);
@@ -29,12 +31,15 @@ __all__ = (
     "Stats",
     "UsageError",
     "__version__",
+    "conversations",
     "detect",
     "events",
     "iter_events",
+    "iter_sessions",
     "load",
     "parse",
     "per_event",
+    "sessions",
 )
 
 _LAZY = {
@@ -53,11 +58,22 @@ _LAZY = {
     "parse": "agentminutes._api",
     "iter_events": "agentminutes._api",
     "load": "agentminutes._api",
+    "sessions": "agentminutes._api",
+    "iter_sessions": "agentminutes._api",
+    "conversations": "agentminutes._api",
     "detect": "agentminutes._detect",
 }
 
 if TYPE_CHECKING:
-    from agentminutes._api import events, iter_events, load, parse
+    from agentminutes._api import (
+        conversations,
+        events,
+        iter_events,
+        iter_sessions,
+        load,
+        parse,
+        sessions,
+    )
     from agentminutes._detect import detect
     from agentminutes._errors import (
         AgentminutesError,

@@ -1,34 +1,54 @@
 """The library API: events and sessions from transcripts, async first, with sync twins.
 
 The async functions run inside any asyncio or anyio program; the sync twins
-(:func:`iter_events`, :func:`load`) suit worker pools and data-frame maps
-(Dask ``map``, Ray ``map_batches``): one file in, events or a session out, no
-globals, picklable arguments.
+(:func:`iter_events`, :func:`load`, :func:`iter_sessions`) suit worker pools and
+data-frame maps (Dask ``map``, Ray ``map_batches``): one file in, events or
+sessions out, no globals, picklable arguments.
+
+A source is a line transcript (one session) or a whole-document source holding
+many conversations: a ChatGPT or claude.ai data export (``conversations.json``
+or the export ZIP) or a Pinocchio ``turns.db``. Each conversation is a session.
+:func:`events`, :func:`parse`, :func:`iter_events` and :func:`load` take one
+session: pass ``conversation=ID`` (an id or a unique id prefix) unless the
+source holds exactly one. :func:`sessions` / :func:`iter_sessions` go through
+every session of any source, and :func:`conversations` lists the
+conversations of a document source without parsing them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
+from typing import Any, cast
 
+from agentminutes._documents import DocumentConversion, Feed, feeds, route, single_session
 from agentminutes._errors import UsageError
 from agentminutes._pipeline import (
     Batch,
     Conversion,
     Stage,
     apply_stages,
-    open_chunks,
     open_sync_chunks,
     source_name,
 )
 from agentminutes._summary import SessionBuilder
-from agentminutes.harness import ParseOptions
+from agentminutes.harness import ConversationInfo, ParseOptions
 from agentminutes.schema import Event, Session
 
-__all__ = ("build_stages", "events", "iter_events", "load", "parse")
+__all__ = (
+    "build_stages",
+    "conversations",
+    "events",
+    "iter_events",
+    "iter_sessions",
+    "load",
+    "parse",
+    "sessions",
+)
 
 Source = str | os.PathLike[str]
+
+_STAGE_OPTIONS = ("promote", "max_payload_bytes", "stages")
 
 
 def build_stages(
@@ -49,23 +69,19 @@ def build_stages(
     return chain
 
 
-def _conversion(source: Source, harness: str, options: dict[str, Any]) -> Conversion:
-    return Conversion(name=source_name(source), harness=harness, options=ParseOptions(**options))
-
-
-async def _batches(
-    source: Source,
-    conversion: Conversion,
-    stages: Sequence[Stage],
-) -> AsyncIterator[Batch]:
-    async for batch in apply_stages(conversion.batches(open_chunks(source)), stages):
-        yield batch
+def _split(kwargs: dict[str, Any]) -> tuple[str, str | None, list[Stage], ParseOptions]:
+    """Pop harness, conversation and the stage options; the rest are ParseOptions."""
+    harness = kwargs.pop("harness", "auto")
+    conversation = kwargs.pop("conversation", None)
+    stage_opts = {k: kwargs.pop(k) for k in _STAGE_OPTIONS if k in kwargs}
+    return harness, conversation, build_stages(**stage_opts), ParseOptions(**kwargs)
 
 
 async def events(
     source: Source,
     *,
     harness: str = "auto",
+    conversation: str | None = None,
     permissive: bool = False,
     keep_raw: bool = False,
     harness_version: str = "",
@@ -79,6 +95,9 @@ async def events(
     Args:
         source: a transcript path, or ``"-"`` for stdin.
         harness: the harness name, or ``"auto"`` to detect it from the first bytes.
+        conversation: for a multi-conversation source (a data export, a
+            ``turns.db``), the conversation to parse: its id or a unique id
+            prefix. Needed unless the source holds exactly one conversation.
         permissive: keep unclassifiable records as ``unknown`` events instead of raising.
         keep_raw: keep the verbatim source records in each event's provenance.
         harness_version: version for formats that record none (metadata only).
@@ -91,18 +110,19 @@ async def events(
         Events in stream order; the first is ``session_meta``.
 
     Raises:
-        ParseError: a line no rule accepts (harness, version and line are named).
+        ParseError: a line (record) no rule accepts (harness, version and line are named).
         DetectError, SourceError: the input is not a readable transcript.
+        UsageError: no conversation chosen where several exist, or an unknown one.
     """
-    options = dict(
+    options = ParseOptions(
         permissive=permissive,
         keep_raw=keep_raw,
         harness_version=harness_version,
         text_form=text_form,
     )
-    conversion = _conversion(source, harness, options)
     chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
-    async for batch in _batches(source, conversion, chain):
+    feed = next(feeds(source, harness, options, conversation))
+    async for batch in apply_stages(feed.batches, chain):
         for ev in batch.events:
             yield ev
 
@@ -112,16 +132,46 @@ async def parse(source: Source, **kwargs: Any) -> Session:
 
     Takes the same keyword arguments as :func:`events`.
     """
-    harness = kwargs.pop("harness", "auto")
-    stage_opts = {
-        k: kwargs.pop(k) for k in ("promote", "max_payload_bytes", "stages") if k in kwargs
-    }
-    conversion = _conversion(source, harness, kwargs)
-    chain = build_stages(**stage_opts)
+    harness, conversation, chain, options = _split(kwargs)
+    return await _session(next(feeds(source, harness, options, conversation)), chain)
+
+
+async def _session(feed: Feed, chain: Sequence[Stage]) -> Session:
     builder = SessionBuilder()
-    async for batch in _batches(source, conversion, chain):
+    async for batch in apply_stages(feed.batches, chain):
         builder.add_all(batch.events)
-    return builder.build(conversion.skipped)
+    return builder.build(feed.skipped())
+
+
+async def sessions(source: Source, **kwargs: Any) -> AsyncIterator[Session]:
+    """Every session of a source, one whole :class:`~agentminutes.Session` at a time.
+
+    A document source (data export, ``turns.db``) yields one session per
+    conversation, in source order, each built only when reached; a line
+    transcript yields its one session. Takes the keyword arguments of
+    :func:`events` except ``conversation``.
+    """
+    harness, conversation, chain, options = _split(kwargs)
+    if conversation is not None:
+        raise UsageError("sessions() goes through every conversation; use parse(conversation=...)")
+    for feed in feeds(source, harness, options, every=True):
+        yield await _session(feed, chain)
+
+
+def conversations(path: Source, *, harness: str = "auto") -> list[ConversationInfo]:
+    """List the conversations inside a multi-conversation source, without parsing them.
+
+    Each :class:`~agentminutes.harness.ConversationInfo` has the id (what
+    ``conversation=`` and ``--conversation`` take), the title, the creation
+    and last-update times (RFC 3339) and the number of messages.
+
+    Raises:
+        UsageError: *path* is a line transcript (one session), not a document source.
+    """
+    found = route(path, harness)
+    if found.document is None or found.adapter is None:
+        raise UsageError(f"{source_name(path)}: a single-session transcript, not a document source")
+    return DocumentConversion(found.document, found.adapter).conversations()
 
 
 def _drive(batches: AsyncIterator[Batch]) -> Iterator[Batch]:
@@ -131,7 +181,7 @@ def _drive(batches: AsyncIterator[Batch]) -> Iterator[Batch]:
     built-in stages. A stage that does wait gets a clear error.
     """
     while True:
-        step = batches.__anext__()
+        step = cast("Coroutine[Any, Any, Batch]", batches.__anext__())
         try:
             step.send(None)
         except StopIteration as done:
@@ -148,33 +198,56 @@ async def _from_sync(batches: Iterable[Batch]) -> AsyncIterator[Batch]:
         yield batch
 
 
+def _staged(batches: Iterator[Batch], chain: Sequence[Stage]) -> Iterator[Batch]:
+    return _drive(apply_stages(_from_sync(batches), chain)) if chain else batches
+
+
+def _sync_feeds(
+    path: Source, conversation: str | None, every: bool, harness: str, options: ParseOptions
+) -> Iterator[tuple[Iterator[Batch], Callable[[], dict[str, int]]]]:
+    """Like :func:`~agentminutes._documents.feeds`, with synchronous batches, for paths."""
+    if path == "-":
+        raise UsageError("the sync API reads paths; use the async API for stdin")
+    found = route(path, harness)
+    if found.document is None:
+        single_session(path, conversation)
+        conv = Conversion(name=source_name(path), harness=harness, options=options)
+        yield conv.iter_batches(open_sync_chunks(path)), lambda: conv.skipped
+        return
+    for feed in feeds(path, harness, options, conversation, every=every):
+        yield _drive(feed.batches), feed.skipped
+
+
 def iter_events(path: Source, **kwargs: Any) -> Iterator[Event]:
     """Synchronous twin of :func:`events` for a transcript path."""
-    harness = kwargs.pop("harness", "auto")
-    stage_opts = {
-        k: kwargs.pop(k) for k in ("promote", "max_payload_bytes", "stages") if k in kwargs
-    }
-    conversion = _conversion(path, harness, kwargs)
-    chain = build_stages(**stage_opts)
-    batches = conversion.iter_batches(open_sync_chunks(path))
-    if chain:
-        batches = _drive(apply_stages(_from_sync(batches), chain))
-    for batch in batches:
-        yield from batch.events
+    harness, conversation, chain, options = _split(kwargs)
+    for batches, _ in _sync_feeds(path, conversation, False, harness, options):
+        for batch in _staged(batches, chain):
+            yield from batch.events
 
 
 def load(path: Source, **kwargs: Any) -> Session:
     """Synchronous twin of :func:`parse` for a transcript path."""
-    harness = kwargs.pop("harness", "auto")
-    stage_opts = {
-        k: kwargs.pop(k) for k in ("promote", "max_payload_bytes", "stages") if k in kwargs
-    }
-    conversion = _conversion(path, harness, kwargs)
-    chain = build_stages(**stage_opts)
-    batches = conversion.iter_batches(open_sync_chunks(path))
-    if chain:
-        batches = _drive(apply_stages(_from_sync(batches), chain))
+    harness, conversation, chain, options = _split(kwargs)
+    batches, skipped = next(_sync_feeds(path, conversation, False, harness, options))
+    return _sync_session(batches, skipped, chain)
+
+
+def _sync_session(
+    batches: Iterator[Batch], skipped: Callable[[], dict[str, int]], chain: Sequence[Stage]
+) -> Session:
     builder = SessionBuilder()
-    for batch in batches:
+    for batch in _staged(batches, chain):
         builder.add_all(batch.events)
-    return builder.build(conversion.skipped)
+    return builder.build(skipped())
+
+
+def iter_sessions(path: Source, **kwargs: Any) -> Iterator[Session]:
+    """Synchronous twin of :func:`sessions` for a path: every session, one at a time."""
+    harness, conversation, chain, options = _split(kwargs)
+    if conversation is not None:
+        raise UsageError(
+            "iter_sessions() goes through every conversation; use load(conversation=...)"
+        )
+    for batches, skipped in _sync_feeds(path, None, True, harness, options):
+        yield _sync_session(batches, skipped, chain)

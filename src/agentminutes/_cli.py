@@ -7,14 +7,15 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from typing import IO, Annotated
 
 import anyio
 import typer
 
+from agentminutes._documents import Feed, feeds
 from agentminutes._errors import UsageError
-from agentminutes._pipeline import Conversion, Stage, apply_stages, open_chunks, source_name
+from agentminutes._pipeline import Stage, apply_stages
 from agentminutes._version import __version__
 from agentminutes.harness import ParseOptions
 from agentminutes.sinks import JsonlSink, SessionJsonSink, StatsSink
@@ -30,12 +31,12 @@ app = typer.Typer(
 )
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     json = "json"
     jsonl = "jsonl"
 
 
-class TextForm(str, Enum):
+class TextForm(StrEnum):
     bare = "bare"
     delivered = "delivered"
 
@@ -118,7 +119,7 @@ def _output(path: str | None, *, atomic: bool) -> Iterator[IO[bytes]]:
         return
     if path is None:
         with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
-            yield spool  # type: ignore[misc]
+            yield spool
             spool.seek(0)
             out = sys.stdout.buffer
             while chunk := spool.read(1 << 20):
@@ -136,54 +137,88 @@ def _output(path: str | None, *, atomic: bool) -> Iterator[IO[bytes]]:
         raise
 
 
-async def _convert(
+def _feed(
     transcript: str,
-    fmt: Format,
-    output: str | None,
-    conversion: Conversion,
+    harness: str,
+    options: ParseOptions,
     stages: list[Stage],
-) -> None:
-    batches = apply_stages(conversion.batches(open_chunks(transcript)), stages)
+    conversation: str | None,
+) -> Feed:
+    """The one session *transcript* is (or the one chosen in it), stages applied."""
+    feed = next(feeds(transcript, harness, options, conversation))
+    return Feed(apply_stages(feed.batches, stages), feed.skipped)
+
+
+async def _convert(fmt: Format, output: str | None, job: Feed) -> None:
     if fmt is Format.jsonl:
         with _output(output, atomic=False) as stream:
             jsonl = JsonlSink(stream, flush=output is None)
             events = 0
-            async for batch in batches:
+            async for batch in job.batches:
                 events += len(batch.events)
                 await jsonl.send(batch)
             await jsonl.aclose()
-        _skip_summary(events, conversion.skipped)
+        _skip_summary(events, job.skipped())
         return
     with _output(output, atomic=True) as stream:
         sink = SessionJsonSink(stream)
-        async for batch in batches:
+        async for batch in job.batches:
             await sink.send(batch)
-        sink.finish(conversion.skipped)
+        sink.finish(job.skipped())
         await sink.aclose()
 
 
-def _skip_summary(events: int, skipped: dict[str, int]) -> None:
-    text = f"agentminutes: {events} events, {sum(skipped.values())} skipped records"
+async def _convert_all(
+    transcript: str,
+    output: str | None,
+    harness: str,
+    options: ParseOptions,
+    stages: list[Stage],
+) -> None:
+    """Every session of *transcript*, one whole-session JSON document per line."""
+    sessions = events = 0
+    skipped: dict[str, int] = {}
+    with _output(output, atomic=output is not None) as stream:
+        for feed in feeds(transcript, harness, options, every=True):
+            sink = SessionJsonSink(stream, indent=0)
+            async for batch in apply_stages(feed.batches, stages):
+                events += len(batch.events)
+                await sink.send(batch)
+            counts = feed.skipped()
+            sink.finish(counts)
+            await sink.aclose()
+            sessions += 1
+            for k, v in counts.items():
+                skipped[k] = skipped.get(k, 0) + v
+    _skip_summary(events, skipped, f"{sessions} sessions, ")
+
+
+def _skip_summary(events: int, skipped: dict[str, int], sessions: str = "") -> None:
+    text = f"agentminutes: {sessions}{events} events, {sum(skipped.values())} skipped records"
     if skipped:
         text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) + ")"
     print(text, file=sys.stderr)
 
 
-def _conversion(
-    transcript: str,
-    harness: str,
-    harness_version: str,
-    permissive: bool,
-    keep_raw: bool,
-    text_form: TextForm,
-) -> Conversion:
-    options = ParseOptions(
+def _options(
+    harness_version: str, permissive: bool, keep_raw: bool, text_form: TextForm
+) -> ParseOptions:
+    return ParseOptions(
         permissive=permissive,
         keep_raw=keep_raw,
         harness_version=harness_version,
         text_form=text_form.value,
     )
-    return Conversion(name=source_name(transcript), harness=harness, options=options)
+
+
+ConversationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--conversation",
+        help="In a multi-conversation source (ChatGPT or claude.ai export, turns.db): "
+        "the conversation to read, by id or unique id prefix.",
+    ),
+]
 
 
 @app.command()
@@ -209,20 +244,34 @@ def convert(
     ] = 0,
     promote: PromoteOpt = None,
     text_form: TextFormOpt = TextForm.bare,
+    conversation: ConversationOpt = None,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Convert every conversation of the source: JSONL, one whole session JSON per line.",
+        ),
+    ] = False,
 ) -> None:
     """Convert a transcript to the normalized session (json) or event stream (jsonl)."""
-    conversion = _conversion(transcript, harness, harness_version, permissive, keep_raw, text_form)
+    options = _options(harness_version, permissive, keep_raw, text_form)
     stages = _stages(max_payload_bytes, promote)
-    anyio.run(_convert, transcript, fmt, output, conversion, stages)
+    if every:
+        if conversation:
+            raise UsageError("--all converts every conversation; drop --conversation, or --all")
+        if fmt is Format.jsonl:
+            raise UsageError(
+                "--all writes one whole session per line; it does not combine with --format jsonl"
+            )
+        anyio.run(_convert_all, transcript, output, harness, options, stages)
+        return
+    anyio.run(_convert, fmt, output, _feed(transcript, harness, options, stages, conversation))
 
 
-async def _stats(
-    transcript: str, output: str | None, conversion: Conversion, stages: list[Stage]
-) -> None:
-    batches = apply_stages(conversion.batches(open_chunks(transcript)), stages)
+async def _stats(output: str | None, job: Feed) -> None:
     with _output(output, atomic=True) as stream:
         sink = StatsSink(stream)
-        async for batch in batches:
+        async for batch in job.batches:
             await sink.send(batch)
         sink.finish()
         await sink.aclose()
@@ -237,11 +286,12 @@ def stats(
     permissive: PermissiveOpt = False,
     promote: PromoteOpt = None,
     text_form: TextFormOpt = TextForm.bare,
+    conversation: ConversationOpt = None,
 ) -> None:
     """Summarize a session: tool mix, bytes retrieved, latency, tokens, models, final answer."""
-    conversion = _conversion(transcript, harness, harness_version, permissive, False, text_form)
-    stages = _stages(0, promote)
-    anyio.run(_stats, transcript, output, conversion, stages)
+    options = _options(harness_version, permissive, False, text_form)
+    job = _feed(transcript, harness, options, _stages(0, promote), conversation)
+    anyio.run(_stats, output, job)
 
 
 @app.command()

@@ -7,7 +7,7 @@ import sys
 
 from agentminutes._errors import DetectError, SourceError
 from agentminutes._sources import open_error
-from agentminutes.harness import SNIFF_BYTES
+from agentminutes.harness import SNIFF_BYTES, Confidence
 from agentminutes.harness import detect as detect_head
 
 __all__ = ("detect", "detect_command", "read_head")
@@ -27,8 +27,27 @@ def detect(source: str | os.PathLike[str]) -> tuple[str, str]:
     head = read_head(path)
     if not head:
         raise SourceError(f"{path}: empty input, not a transcript")
-    cls, confidence = detect_head(head)
-    return cls.name, str(confidence)
+    name, confidence = _detect(path, head)
+    return name, str(confidence)
+
+
+def _detect(source: str, head: bytes) -> tuple[str, Confidence]:
+    """Grade *head*; a ZIP or database is graded by what it holds (see ``_documents``)."""
+    from agentminutes._documents import container_of
+
+    kind = container_of(head)
+    if kind is None:
+        cls, confidence = detect_head(head)
+        return cls.name, confidence
+    from agentminutes._documents import Document, pick
+
+    name = "<stdin>" if source == "-" else source
+    if source == "-":
+        doc = Document(name, kind, data=head + sys.stdin.buffer.read())
+    else:
+        doc = Document(name, kind, path=source)
+    found, confidence = pick(doc)
+    return found.name, confidence
 
 
 def read_head(transcript: str) -> bytes:
@@ -52,7 +71,8 @@ def detect_command(transcript: str) -> None:
     if not head:
         raise SourceError(f"{name}: empty input, not a transcript")
     try:
-        cls, confidence = detect_head(head)
+        found, confidence = _detect(transcript, head)
     except DetectError as exc:
-        raise DetectError(f"{name}: {exc}") from None
-    print(f"{cls.name}\t{confidence}")
+        message = str(exc)
+        raise DetectError(message if message.startswith(name) else f"{name}: {message}") from None
+    print(f"{found}\t{confidence}")

@@ -24,7 +24,8 @@ class ParseError(AgentminutesError):
     """A transcript line that no rule of its adapter accepts.
 
     The message names the harness, the harness version when the transcript
-    revealed one, the 1-based line and what was wrong. When the transcript was
+    revealed one, the 1-based line (for whole-document sources: the record,
+    ``unit="record"``) and what was wrong. When the transcript was
     written by a release newer than the newest one the adapter was checked
     against, it says that format drift is the likely cause.
     """
@@ -38,6 +39,7 @@ class ParseError(AgentminutesError):
         version: str = "",
         last_checked: str = "",
         path: str = "",
+        unit: str = "line",
     ) -> None:
         self.harness = harness
         self.reason = reason
@@ -45,6 +47,7 @@ class ParseError(AgentminutesError):
         self.version = version
         self.last_checked = last_checked
         self.path = path
+        self.unit = unit
         super().__init__(self._render())
 
     @property
@@ -67,7 +70,7 @@ class ParseError(AgentminutesError):
             else:
                 text += f" (harness version {self.version})"
         if self.line:
-            text += f" at line {self.line}"
+            text += f" at {self.unit} {self.line}"
         if self.path:
             text = f"{self.path}: {text}"
         return text
@@ -81,6 +84,7 @@ class ParseError(AgentminutesError):
             version=self.version,
             last_checked=self.last_checked,
             path=path,
+            unit=self.unit,
         )
 
 

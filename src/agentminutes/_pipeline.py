@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from agentminutes._errors import ParseError, SourceError
+from agentminutes._errors import ParseError, SourceError, UsageError
 from agentminutes._sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
-from agentminutes.harness import Adapter, ParseOptions, adapter_class, detect
+from agentminutes.harness import Adapter, ParseOptions, adapter_class, detect, is_document_adapter
 from agentminutes.schema import Event
 
 __all__ = (
@@ -114,9 +114,15 @@ class Conversion:
             raise SourceError(f"{self.name}: empty input, not a transcript")
         if self.harness in ("", "auto"):
             try:
-                cls, _ = detect(head)
+                found, _ = detect(head)
             except Exception as exc:
                 raise type(exc)(f"{self.name}: {exc}") from None
+            if is_document_adapter(found):
+                raise UsageError(
+                    f"{self.name}: a {found.name} document, which the line pipeline cannot read"
+                    " (the library's and CLI's entry points route documents themselves)"
+                )
+            cls = cast("type[Adapter]", found)
         else:
             cls = adapter_class(self.harness)
         self.adapter = cls(self.options, on_skip=self.on_skip)  # type: ignore[call-arg]
@@ -181,9 +187,21 @@ def source_name(source: str | os.PathLike[str]) -> str:
     return "<stdin>" if source == "-" else os.fspath(source)
 
 
-def open_chunks(source: str | os.PathLike[str]) -> AsyncIterator[bytes]:
-    """The async chunk source for a path or ``"-"``."""
-    return aiter_chunks(source)
+def open_chunks(source: str | os.PathLike[str], head: bytes = b"") -> AsyncIterator[bytes]:
+    """The async chunk source for a path or ``"-"``.
+
+    *head* is stdin's first bytes where routing already read them (see
+    :func:`agentminutes._documents.route`); they are yielded first.
+    """
+    if not head:
+        return aiter_chunks(source)
+    return _prefixed(head, aiter_chunks(source))
+
+
+async def _prefixed(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    yield head
+    async for chunk in rest:
+        yield chunk
 
 
 def open_sync_chunks(path: str | os.PathLike[str]) -> Iterator[bytes]:

@@ -141,7 +141,12 @@ class TokenUsage(_Struct, kw_only=True):
 
 
 class Provenance(_Struct, kw_only=True):
-    """Where an event came from: the 1-based native line range, and optionally the records."""
+    """Where an event came from: the 1-based native line range, and optionally the records.
+
+    For whole-document sources (data exports, databases) the range counts the
+    adapter's records within the conversation (a message node, a chat message,
+    a snapshot row: each document adapter's module says which).
+    """
 
     line: int
     end_line: int = 0

@@ -13,26 +13,42 @@ Accounting: every line handed to an adapter ends as exactly one of
 * a counted skip (``skipped[record_type] += 1``, reported in the session report), or
 * a :class:`~agentminutes.ParseError` naming harness, version and line
   (in permissive mode: an ``unknown`` event instead).
+
+Some sources are whole documents, not lines: a data export (a JSON array of
+conversations, or the ZIP holding it) or an SQLite database. Their adapters
+implement :class:`DocumentAdapter` instead: the whole input in, one
+:class:`DocumentSession` per conversation out. The same accounting holds per
+*record* (a message node, a chat message, a snapshot row: each adapter says
+which), numbered from 1 within the conversation; that number stands where a
+line number stands for line formats (``Provenance.line``, ``on_skip``).
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from agentminutes._errors import ParseError
 from agentminutes.schema import Event, EventKind, Provenance, Raw, Unknown
+
+if TYPE_CHECKING:
+    from agentminutes._documents import Document
 
 __all__ = (
     "SNIFF_BYTES",
     "Adapter",
     "BaseAdapter",
+    "BaseDocumentAdapter",
     "Confidence",
+    "ConversationInfo",
+    "DocumentAdapter",
+    "DocumentSession",
     "ParseOptions",
     "SkipHook",
+    "is_document_adapter",
     "version_newer",
 )
 
@@ -111,6 +127,74 @@ class Adapter(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    """One conversation inside a multi-conversation source, as listed without parsing it.
+
+    ``created`` and ``updated`` are RFC 3339 times ("" where the source has
+    none); ``messages`` counts the conversation's messages as the adapter
+    defines them (for a message tree: the messages on its active branch).
+    """
+
+    id: str
+    title: str = ""
+    created: str = ""
+    updated: str = ""
+    messages: int = 0
+
+
+@dataclass(slots=True)
+class DocumentSession:
+    """One conversation of a document source, parsed: its events and its skip counts."""
+
+    conversation: ConversationInfo
+    events: list[Event]
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+@runtime_checkable
+class DocumentAdapter(Protocol):
+    """A whole-document format (export JSON or ZIP, SQLite database) of many conversations.
+
+    Detection looks at the head of the payload (for a ZIP: of the member that
+    holds the conversations). The adapter is handed the opened
+    :class:`~agentminutes._documents.Document` and yields one
+    :class:`DocumentSession` per conversation, in source order, each built
+    only when asked for, so a large export never holds more than one
+    conversation's events.
+    """
+
+    name: ClassVar[str]
+    last_checked: ClassVar[str]
+    prompt_tokens: ClassVar[str]
+    #: The containers this format comes in: ``"json"``, ``"zip"``, ``"sqlite"``.
+    containers: ClassVar[frozenset[str]]
+    #: Where this format's conversations live inside an export ZIP.
+    zip_member: ClassVar[str]
+
+    def __init__(
+        self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None
+    ) -> None: ...
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        """Grade whether *head* (the payload's first bytes) is this format."""
+        ...
+
+    def conversations(self, doc: Document) -> list[ConversationInfo]:
+        """List the conversations in *doc* cheaply, without building events."""
+        ...
+
+    def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
+        """Parse the conversations of *doc* (only the one with id *only*, if given)."""
+        ...
+
+
+def is_document_adapter(cls: type[Any]) -> bool:
+    """True for a :class:`DocumentAdapter` class, False for a line :class:`Adapter`."""
+    return bool(getattr(cls, "containers", None))
+
+
 class BaseAdapter:
     """Shared plumbing: skip accounting, loud failure, permissive unknowns, provenance."""
 
@@ -187,6 +271,48 @@ class BaseAdapter:
         if self.options.keep_raw:
             return Provenance(line=lineno, end_line=lineno, raw=[Raw(line)])
         return Provenance(line=lineno, end_line=lineno)
+
+
+class BaseDocumentAdapter(BaseAdapter):
+    """Shared plumbing for :class:`DocumentAdapter` implementations.
+
+    ``skipped`` holds the skip counts of the conversation being parsed (reset
+    by :meth:`begin`); errors name the conversation and the record.
+    """
+
+    containers: ClassVar[frozenset[str]] = frozenset()
+    zip_member: ClassVar[str] = ""
+
+    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
+        super().__init__(options, on_skip=on_skip)
+        self.conversation_id = ""
+
+    def feed(self, line: bytes, lineno: int) -> list[Event]:
+        raise TypeError(f"{self.name} reads whole documents, not lines")
+
+    def begin(self, conversation_id: str) -> dict[str, int]:
+        """Start a conversation: fresh skip counts, which are returned."""
+        self.conversation_id = conversation_id
+        self.skipped = {}
+        return self.skipped
+
+    def error(self, reason: str, lineno: int) -> ParseError:
+        """The loud-failure error for record *lineno* of the current conversation."""
+        where = f"conversation {self.conversation_id}: " if self.conversation_id else ""
+        return ParseError(
+            self.name,
+            where + reason,
+            line=lineno,
+            version=self.effective_version,
+            last_checked=self.last_checked,
+            unit="record",
+        )
+
+    def record_prov(self, raw: Raw, record: int, end: int = 0) -> Provenance:
+        """Provenance of one record (or a run up to *end*), with *raw* under ``--keep-raw``."""
+        if self.options.keep_raw:
+            return Provenance(line=record, end_line=end or record, raw=[raw])
+        return Provenance(line=record, end_line=end or record)
 
 
 def version_newer(a: str, b: str) -> bool:

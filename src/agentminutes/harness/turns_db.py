@@ -1,0 +1,566 @@
+"""Pinocchio / Geppetto ``turns.db``: SQLite snapshots of conversations, turn by turn.
+
+Geppetto keeps a conversation as a *turn*: an ordered list of blocks (``system``,
+``user``, ``llm_text``, ``reasoning``, ``tool_call``, ``tool_use``, ``other``)
+with a JSON payload each (``text``; ``id``/``name``/``args`` for a call;
+``id``/``result``/``error`` for a tool's result). Pinocchio's turn store saves
+a snapshot of a turn at several phases of an inference loop (``input``,
+``pre_inference``, ``post_inference``, ``post_tools``, ``final``), each
+snapshot listing the whole block history again:
+
+* ``turns(conv_id, session_id, turn_id, turn_created_at_ms, turn_metadata_json,
+  runtime_key, inference_id, …)``;
+* ``blocks(block_id, content_hash, kind, role, payload_json,
+  block_metadata_json, first_seen_at_ms)``, each version of a block once;
+* ``turn_block_membership(conv_id, session_id, turn_id, phase,
+  snapshot_created_at_ms, ordinal, block_id, content_hash)``.
+
+One conversation (``conv_id``) is one session. Its turns are taken in time
+order; each turn's most complete snapshot (``final``, else ``post_tools``,
+``post_inference``, ``pre_inference``, ``input``, else any; the latest of
+that phase) stands for it, and only the blocks no earlier turn showed are new
+(a block is known by kind, role and id; a tool block by its call id; a system
+block by its content hash, since the system prompt is re-created each turn).
+
+Records, for accounting, are the membership rows, numbered from 1 per
+conversation in (turn, snapshot, ordinal) order. Each is an event or a
+counted skip: ``superseded/<phase>`` for the rows of a snapshot another one
+of its turn stands for, ``repeated_block`` for a block an earlier turn showed.
+
+Blocks map to events: ``system`` → ``system`` (subtype ``system_prompt``);
+``user`` → ``user_message`` (origin ``harness`` where middleware wrote it);
+a run of ``reasoning``, ``llm_text`` and ``tool_call`` blocks is one model
+response: ``thinking`` and ``tool_call`` events sharing the ``message_id`` of
+the ``assistant_message`` that closes the run (model from the turn's metadata,
+else its runtime key); ``tool_use`` → ``tool_result``; ``other`` → ``system``
+(subtype ``block/other``). Times are each block's ``first_seen_at_ms``.
+Token usage is not read (the store keeps it, where at all, as free-form turn
+metadata): totals are omitted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+import msgspec
+from msgspec import Raw
+
+from agentminutes.harness._base import (
+    BaseDocumentAdapter,
+    Confidence,
+    ConversationInfo,
+    DocumentSession,
+)
+from agentminutes.harness._export import as_str, decode_object, first_byte
+from agentminutes.schema import (
+    NO_RAW,
+    AssistantMessage,
+    ContentBlock,
+    Event,
+    EventKind,
+    Meta,
+    Origin,
+    Provenance,
+    SystemEvent,
+    Thinking,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from agentminutes._documents import Document
+
+__all__ = ("TurnsDBAdapter",)
+
+HARNESS: Final = "turns-db"
+
+#: Snapshot phases, most complete first: which snapshot stands for its turn.
+PHASES: Final = ("final", "post_tools", "post_inference", "pre_inference", "input")
+
+#: Block kinds a model response is made of.
+_RESPONSE_KINDS: Final = frozenset({"reasoning", "llm_text", "tool_call"})
+_KINDS: Final = _RESPONSE_KINDS | {"system", "user", "tool_use", "other"}
+
+#: Markers of user-role blocks that Pinocchio's agent-mode middleware writes.
+_HARNESS_MARKERS: Final = (
+    "<currentMode>",
+    "<modeSwitchGuidelines>",
+    "<pinocchio:agent_mode_switch",
+)
+
+_TABLES: Final = ("turns", "blocks", "turn_block_membership")
+
+
+def _ms_rfc3339(ms: int | None) -> str:
+    if ms is None or ms <= 0:
+        return ""
+    try:
+        text = datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return ""
+    frac = ms % 1000
+    return f"{text}.{frac:03d}".rstrip("0").rstrip(".") + "Z"
+
+
+def _meta_value(meta: dict[str, Raw], key: str) -> str:
+    """A Geppetto turn-metadata string, under its namespaced key or the plain one."""
+    return as_str(meta.get(f"geppetto.{key}@v1")) or as_str(meta.get(key))
+
+
+class _Row:
+    """One membership row with what deciding about it needs (no payload)."""
+
+    __slots__ = ("block_id", "content_hash", "kind", "ordinal", "role", "tool_id")
+
+    def __init__(
+        self,
+        ordinal: int,
+        block_id: str,
+        content_hash: str,
+        kind: str | None,
+        role: str | None,
+        tool_id: str | None,
+    ) -> None:
+        self.ordinal = ordinal
+        self.block_id = block_id
+        self.content_hash = content_hash
+        self.kind = kind
+        self.role = role or ""
+        self.tool_id = tool_id or ""
+
+    def identity(self) -> str:
+        if self.kind in ("tool_call", "tool_use") and self.tool_id:
+            return f"{self.kind}|{self.tool_id}"
+        if self.kind == "system":
+            return f"system|{self.role}|{self.content_hash}"
+        return f"{self.kind}|{self.role}|{self.block_id}"
+
+
+class _Turn:
+    __slots__ = ("created_ms", "metadata", "runtime_key", "snapshots", "turn_id")
+
+    def __init__(self, turn_id: str, created_ms: int, metadata: str, runtime_key: str) -> None:
+        self.turn_id = turn_id
+        self.created_ms = created_ms
+        self.metadata = metadata
+        self.runtime_key = runtime_key
+        #: (snapshot_created_at_ms, phase) → rows in ordinal order.
+        self.snapshots: dict[tuple[int, str], list[_Row]] = {}
+
+    def canonical(self) -> tuple[int, str]:
+        keys = list(self.snapshots)
+        for phase in PHASES:
+            of_phase = [k for k in keys if k[1] == phase]
+            if of_phase:
+                return max(of_phase)
+        return max(keys)
+
+
+class TurnsDBAdapter(BaseDocumentAdapter):
+    """Parses Pinocchio/Geppetto ``turns.db`` SQLite turn-snapshot stores."""
+
+    name: ClassVar[str] = HARNESS
+    last_checked: ClassVar[str] = ""
+    prompt_tokens: ClassVar[str] = ""
+    containers: ClassVar[frozenset[str]] = frozenset({"sqlite"})
+    zip_member: ClassVar[str] = ""
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        if head.startswith(b"SQLite format 3\x00") and b"turn_block_membership" in head:
+            return Confidence.CERTAIN
+        return Confidence.NO_MATCH
+
+    def _connect(self, doc: Document) -> sqlite3.Connection:
+        conn = doc.connect()
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = [t for t in _TABLES if t not in names]
+        if missing:
+            conn.close()
+            raise self.error(
+                f"not a Pinocchio turn store: no table {', '.join(missing)}"
+                + (" (only the legacy turn_snapshots table)" if "turn_snapshots" in names else ""),
+                0,
+            )
+        return conn
+
+    def conversations(self, doc: Document) -> list[ConversationInfo]:
+        conn = self._connect(doc)
+        try:
+            counts = dict(
+                conn.execute(
+                    "SELECT m.conv_id, COUNT(DISTINCT b.block_id) FROM turn_block_membership m"
+                    " JOIN blocks b ON b.block_id = m.block_id AND b.content_hash = m.content_hash"
+                    " WHERE b.kind IN ('user', 'llm_text') GROUP BY m.conv_id"
+                )
+            )
+            titles = dict(
+                conn.execute(
+                    "SELECT conv_id, payload_json FROM (SELECT m.conv_id, b.payload_json,"
+                    " ROW_NUMBER() OVER (PARTITION BY m.conv_id"
+                    "  ORDER BY b.first_seen_at_ms, m.snapshot_created_at_ms, m.ordinal) AS rn"
+                    " FROM turn_block_membership m JOIN blocks b"
+                    "  ON b.block_id = m.block_id AND b.content_hash = m.content_hash"
+                    " WHERE b.kind = 'user' AND b.role != 'system') WHERE rn = 1"
+                )
+            )
+            rows = conn.execute(
+                "SELECT conv_id, MIN(turn_created_at_ms), MAX(MAX(updated_at_ms, turn_created_at_ms))"
+                " FROM turns GROUP BY conv_id ORDER BY MIN(turn_created_at_ms), conv_id"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise self.error(f"cannot read the turn store: {exc}", 0) from None
+        finally:
+            conn.close()
+        listed = []
+        for conv_id, first, last in rows:
+            title = as_str(decode_object(_raw(titles.get(conv_id))).get("text"))
+            listed.append(
+                ConversationInfo(
+                    id=conv_id,
+                    title=" ".join(title.split())[:80],
+                    created=_ms_rfc3339(first),
+                    updated=_ms_rfc3339(last),
+                    messages=counts.get(conv_id, 0),
+                )
+            )
+        return listed
+
+    def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
+        conn = self._connect(doc)
+        try:
+            if only is not None:
+                ids = [only]
+            else:
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT conv_id FROM turns GROUP BY conv_id"
+                        " ORDER BY MIN(turn_created_at_ms), conv_id"
+                    )
+                ]
+            for conv_id in ids:
+                yield self._session(conn, conv_id)
+        except sqlite3.Error as exc:
+            raise self.error(f"cannot read the turn store: {exc}", 0) from None
+        finally:
+            conn.close()
+
+    # -- one conversation ------------------------------------------------------
+
+    def _session(self, conn: sqlite3.Connection, conv_id: str) -> DocumentSession:
+        skipped = self.begin(conv_id)
+        turns = self._turns(conn, conv_id)
+        state = _State(self, conn)
+        n = 0
+        for turn in turns:
+            canonical = turn.canonical()
+            state.model = (
+                _meta_value(decode_object(_raw(turn.metadata)), "model") or turn.runtime_key
+            )
+            for key in sorted(turn.snapshots):
+                rows = turn.snapshots[key]
+                if key != canonical:
+                    for _ in rows:
+                        n += 1
+                        self.skip(f"superseded/{key[1]}", n)
+                    continue
+                for row in rows:
+                    n += 1
+                    state.row(row, n)
+            state.close_run()
+        events = state.events
+        first_ms = turns[0].created_ms if turns else None
+        meta = Event(
+            kind=EventKind.SESSION_META,
+            timestamp=_ms_rfc3339(first_ms),
+            provenance=events[0].provenance if events else None,
+            session_meta=Meta(
+                harness=HARNESS,
+                harness_version=self.options.harness_version,
+                session_id=conv_id,
+            ),
+        )
+        info = ConversationInfo(
+            id=conv_id,
+            title=state.title,
+            created=meta.timestamp,
+            updated=_ms_rfc3339(turns[-1].created_ms) if turns else "",
+            messages=state.messages,
+        )
+        return DocumentSession(conversation=info, events=[meta, *events], skipped=skipped)
+
+    def _turns(self, conn: sqlite3.Connection, conv_id: str) -> list[_Turn]:
+        turns: dict[tuple[str, str], _Turn] = {}
+        for session_id, turn_id, created, metadata, runtime in conn.execute(
+            "SELECT session_id, turn_id, turn_created_at_ms, turn_metadata_json, runtime_key"
+            " FROM turns WHERE conv_id = ? ORDER BY turn_created_at_ms, session_id, turn_id",
+            (conv_id,),
+        ):
+            turns[(session_id, turn_id)] = _Turn(
+                turn_id, created or 0, metadata or "", runtime or ""
+            )
+        try:
+            rows = conn.execute(
+                _MEMBERSHIP.format(tool_id="json_extract(b.payload_json, '$.id')"), (conv_id,)
+            )
+        except sqlite3.OperationalError:  # an SQLite built without JSON functions
+            rows = conn.execute(_MEMBERSHIP.format(tool_id="NULL"), (conv_id,))
+        for (
+            session_id,
+            turn_id,
+            phase,
+            snap_ms,
+            ordinal,
+            block_id,
+            chash,
+            kind,
+            role,
+            tool_id,
+        ) in rows:
+            turn = turns.get((session_id, turn_id))
+            if turn is None:  # membership of a turn the turns table does not list
+                turn = turns[(session_id, turn_id)] = _Turn(turn_id, snap_ms or 0, "", "")
+            if kind in ("tool_call", "tool_use") and tool_id is None:
+                tool_id = _tool_id(conn, block_id, chash)
+            turn.snapshots.setdefault((snap_ms or 0, phase or ""), []).append(
+                _Row(ordinal, block_id, chash, kind, role, str(tool_id) if tool_id else "")
+            )
+        return sorted(turns.values(), key=lambda t: t.created_ms)
+
+
+_MEMBERSHIP: Final = (
+    "SELECT m.session_id, m.turn_id, m.phase, m.snapshot_created_at_ms, m.ordinal,"
+    " m.block_id, m.content_hash, b.kind, b.role,"
+    " CASE WHEN b.kind IN ('tool_call', 'tool_use') THEN {tool_id} END"
+    " FROM turn_block_membership m LEFT JOIN blocks b"
+    "  ON b.block_id = m.block_id AND b.content_hash = m.content_hash"
+    " WHERE m.conv_id = ?"
+    " ORDER BY m.snapshot_created_at_ms, m.phase, m.ordinal"
+)
+
+
+def _tool_id(conn: sqlite3.Connection, block_id: str, content_hash: str) -> str:
+    row = conn.execute(
+        "SELECT payload_json FROM blocks WHERE block_id = ? AND content_hash = ?",
+        (block_id, content_hash),
+    ).fetchone()
+    return as_str(decode_object(_raw(row[0] if row else None)).get("id"))
+
+
+def _raw(text: str | bytes | None) -> Raw | None:
+    if not text:
+        return None
+    return Raw(text.encode() if isinstance(text, str) else text)
+
+
+class _Run:
+    """An open model response: consecutive reasoning, llm_text and tool_call blocks."""
+
+    __slots__ = ("first", "last", "message_id", "text", "text_first", "text_last", "ts")
+
+    def __init__(self, message_id: str) -> None:
+        self.message_id = message_id
+        self.text: list[ContentBlock] = []
+        self.first = 0
+        self.last = 0
+        self.text_first = 0
+        self.text_last = 0
+        self.ts = ""
+
+
+class _State:
+    """Per-conversation state: events so far, the open response, tool names by call id."""
+
+    def __init__(self, adapter: TurnsDBAdapter, conn: sqlite3.Connection) -> None:
+        self.adapter = adapter
+        self.conn = conn
+        self.seen: set[str] = set()
+        self.events: list[Event] = []
+        self.run: _Run | None = None
+        self.tools: dict[str, str] = {}
+        self.model = ""
+        self.title = ""
+        self.messages = 0
+
+    def row(self, row: _Row, n: int) -> None:
+        adapter = self.adapter
+        if row.kind is None:
+            self.close_run()
+            self.events.append(
+                adapter.unknown_or_fail(
+                    "", row.block_id.encode(), n, f"block {row.block_id} is missing from blocks"
+                )
+            )
+            return
+        identity = row.identity()
+        if identity in self.seen:
+            adapter.skip("repeated_block", n)
+            return
+        self.seen.add(identity)
+        found = self.conn.execute(
+            "SELECT payload_json, block_metadata_json, first_seen_at_ms FROM blocks"
+            " WHERE block_id = ? AND content_hash = ?",
+            (row.block_id, row.content_hash),
+        ).fetchone()
+        payload_raw = _raw(found[0]) or Raw(b"{}")
+        payload = decode_object(payload_raw)
+        block_meta = decode_object(_raw(found[1]))
+        ts = _ms_rfc3339(found[2])
+        kind = row.kind
+        if kind not in _KINDS:
+            self.close_run()
+            record = msgspec.json.encode({"block_id": row.block_id, "kind": kind, "role": row.role})
+            self.events.append(
+                adapter.unknown_or_fail(kind, record, n, f'unrecognized block kind "{kind}"')
+            )
+            return
+        prov = adapter.record_prov(payload_raw, n)
+        if kind in _RESPONSE_KINDS:
+            self._response(row, n, kind, payload, payload_raw, ts, prov)
+            return
+        self.close_run()
+        text = as_str(payload.get("text"))
+        if kind == "user":
+            harness = any(k.endswith("middleware@v1") or k == "middleware" for k in block_meta)
+            harness = harness or any(m in text for m in _HARNESS_MARKERS)
+            if not harness and not self.title and text:
+                self.title = " ".join(text.split())[:80]
+            self.messages += 1
+            content = [ContentBlock(kind="text", text=text)] if text else []
+            images = payload.get("images")
+            if images:
+                content.append(ContentBlock(kind="image", raw=images))
+            self._emit(
+                EventKind.USER_MESSAGE,
+                row,
+                ts,
+                prov,
+                user_message=UserMessage(
+                    origin=Origin.HARNESS if harness else Origin.HUMAN, content=content or None
+                ),
+            )
+        elif kind == "system":
+            self._emit(
+                EventKind.SYSTEM,
+                row,
+                ts,
+                prov,
+                system=SystemEvent(subtype="system_prompt", text=text),
+            )
+        elif kind == "tool_use":
+            call_id = as_str(payload.get("id")) or row.tool_id
+            error = payload.get("error")
+            failed = error is not None and bytes(error) not in _NULLISH
+            content = _result_blocks(payload.get("result"))
+            if failed and error is not None:
+                content.extend(_result_blocks(error))
+            self._emit(
+                EventKind.TOOL_RESULT,
+                row,
+                ts,
+                prov,
+                tool_result=ToolResult(
+                    tool_call_id=call_id,
+                    tool_name=self.tools.get(call_id, ""),
+                    is_error=failed,
+                    content=content or None,
+                ),
+            )
+        else:  # other
+            self._emit(
+                EventKind.SYSTEM,
+                row,
+                ts,
+                prov,
+                system=SystemEvent(subtype="block/other", text=text, details=payload_raw),
+            )
+
+    def _response(
+        self,
+        row: _Row,
+        n: int,
+        kind: str,
+        payload: dict[str, Raw],
+        payload_raw: Raw,
+        ts: str,
+        prov: Provenance,
+    ) -> None:
+        run = self.run
+        if run is None:
+            run = self.run = _Run(row.block_id)
+            run.first = n
+            run.ts = ts
+        run.last = n
+        if kind == "llm_text":
+            run.text.append(ContentBlock(kind="text", text=as_str(payload.get("text"))))
+            run.text_first = run.text_first or n
+            run.text_last = n
+            run.ts = ts
+        elif kind == "reasoning":
+            self._emit(
+                EventKind.THINKING,
+                row,
+                ts,
+                prov,
+                message_id=run.message_id,
+                thinking=Thinking(text=as_str(payload.get("text"))),
+            )
+        else:
+            call_id = as_str(payload.get("id")) or row.tool_id or row.block_id
+            name = as_str(payload.get("name"))
+            self.tools[call_id] = name
+            self._emit(
+                EventKind.TOOL_CALL,
+                row,
+                ts,
+                prov,
+                message_id=run.message_id,
+                tool_call=ToolCall(
+                    tool_call_id=call_id,
+                    name=name,
+                    kind=ToolKind.OTHER,
+                    input=payload.get("args") or NO_RAW,
+                ),
+            )
+
+    def close_run(self) -> None:
+        run = self.run
+        if run is None:
+            return
+        self.run = None
+        self.messages += 1
+        line = run.text_first or run.last
+        self.events.append(
+            Event(
+                kind=EventKind.ASSISTANT_MESSAGE,
+                timestamp=run.ts,
+                id=run.message_id,
+                message_id=run.message_id,
+                provenance=Provenance(line=line, end_line=run.text_last or line),
+                assistant_message=AssistantMessage(model=self.model, content=run.text or None),
+            )
+        )
+
+    def _emit(self, kind: str, row: _Row, ts: str, prov: Provenance, **payload: Any) -> None:
+        self.events.append(
+            Event(kind=kind, timestamp=ts, id=row.block_id, provenance=prov, **payload)
+        )
+
+
+_NULLISH: Final = frozenset({b"null", b'""', b"false", b"{}", b"[]"})
+
+
+def _result_blocks(raw: Raw | None) -> list[ContentBlock]:
+    """A tool result (or error) value: text if a string, else the JSON kept verbatim."""
+    if raw is None or bytes(raw) in _NULLISH:
+        return []
+    if first_byte(raw) == b'"':
+        text = as_str(raw)
+        return [ContentBlock(kind="text", text=text)] if text else []
+    return [ContentBlock(kind="other", raw=raw)]

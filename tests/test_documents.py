@@ -1,0 +1,156 @@
+"""Whole-document sources: record accounting over every document fixture, routing, library API.
+
+For a document adapter the unit of accounting is the *record* its module
+docstring names (a ChatGPT mapping node, a claude.ai chat message, a turns.db
+membership row), numbered from 1 within each conversation. Every record of
+every conversation ends as exactly one of: cited by an event's provenance, or
+a counted skip; and the report's skip counts are those skips.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zipfile
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agentminutes import conversations, iter_sessions, load, parse, sessions
+from agentminutes._documents import DocumentConversion, route
+from agentminutes._errors import DetectError, UsageError
+from agentminutes.harness import DOCUMENT_ADAPTERS, ParseOptions, is_document_adapter
+from conftest import FIXTURES, fixture_id, transcripts
+
+ALL = [p for cls in DOCUMENT_ADAPTERS for p in transcripts(cls.name)]
+
+
+def _payload(path: Path) -> bytes:
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as zf:
+            return zf.read("conversations.json")
+    return path.read_bytes()
+
+
+def _record_counts(path: Path, harness: str) -> dict[str, int]:
+    """Records per conversation, counted straight from the source (not through an adapter)."""
+    if harness == "turns-db":
+        with sqlite3.connect(path) as conn:
+            return dict(
+                conn.execute("SELECT conv_id, COUNT(*) FROM turn_block_membership GROUP BY conv_id")
+            )
+    data = json.loads(_payload(path))
+    convs = data if isinstance(data, list) else [data]
+    if harness == "chatgpt":
+        return {c.get("conversation_id") or c["id"]: len(c["mapping"]) for c in convs}
+    return {c["uuid"]: len(c["chat_messages"]) for c in convs}
+
+
+@pytest.mark.parametrize("path", ALL, ids=[fixture_id(p) for p in ALL])
+def test_every_record_accounted_once(path: Path) -> None:
+    found = route(path)
+    assert found.document is not None
+    assert found.adapter is not None
+    skips: list[int] = []
+    docs = DocumentConversion(
+        found.document,
+        found.adapter,
+        ParseOptions(),
+        on_skip=lambda record, _type: skips.append(record),
+    )
+    expected = _record_counts(path, found.adapter.name)
+    seen = set()
+    for session in docs.sessions():
+        conv = session.conversation.id
+        seen.add(conv)
+        cited: set[int] = set()
+        for ev in session.events:
+            if ev.kind == "session_meta":
+                continue
+            p = ev.provenance
+            assert p is not None, f"{conv}: {ev.kind} without provenance"
+            cited.update(range(p.line, (p.end_line or p.line) + 1))
+        skip_set = set(skips)
+        assert len(skip_set) == len(skips), f"{conv}: a record was skipped twice"
+        assert not cited & skip_set, f"{conv}: records both events and skips: {cited & skip_set}"
+        assert cited | skip_set == set(range(1, expected[conv] + 1)), conv
+        assert sum(session.skipped.values()) == len(skips)
+        assert session.events[0].kind == "session_meta"
+        assert [e.kind for e in session.events].count("session_meta") == 1
+        skips.clear()
+    assert seen == set(expected)
+
+
+def test_document_fixtures_exist() -> None:
+    harnesses = {p.relative_to(FIXTURES).parts[0] for p in ALL}
+    assert harnesses == {cls.name for cls in DOCUMENT_ADAPTERS}
+
+
+def test_registry_kinds() -> None:
+    assert all(is_document_adapter(cls) for cls in DOCUMENT_ADAPTERS)
+
+
+def test_listing_matches_sessions() -> None:
+    for path in ALL:
+        listed = conversations(path)
+        parsed = [s.meta.session_id for s in iter_sessions(path)]
+        assert [c.id for c in listed] == parsed, fixture_id(path)
+        for c in listed:
+            assert c.created, (fixture_id(path), c.id)
+
+
+def test_load_needs_a_conversation_where_there_are_several() -> None:
+    path = FIXTURES / "claude-ai" / "export.zip"
+    with pytest.raises(UsageError, match=r"3 conversations.*--conversation.*--all"):
+        load(path)
+    session = load(path, conversation="c2")
+    assert session.meta.session_id == "c2000000-0000-4000-8000-000000000002"
+    with pytest.raises(UsageError, match='no conversation "zzz"'):
+        load(path, conversation="zzz")
+    with pytest.raises(UsageError, match="prefix"):
+        load(path, conversation="c")
+
+
+def test_single_conversation_source_needs_no_choice() -> None:
+    session = load(FIXTURES / "chatgpt" / "constructed-modern.json")
+    assert session.meta.harness == "chatgpt"
+    assert session.totals is None
+
+
+async def test_async_api_matches_sync() -> None:
+    path = FIXTURES / "turns-db" / "turns.db"
+    parsed = await parse(path, conversation="5cf06c5f")
+    assert msgspec.json.encode(parsed) == msgspec.json.encode(load(path, conversation="5cf06c5f"))
+    every = [s async for s in sessions(path)]
+    assert [s.meta.session_id for s in every] == [s.meta.session_id for s in iter_sessions(path)]
+
+
+def test_conversations_rejects_line_transcripts(tmp_path: Path) -> None:
+    line = tmp_path / "s.jsonl"
+    line.write_text(
+        '{"type":"user","uuid":"u1","sessionId":"s1","timestamp":"2026-01-01T00:00:00Z",'
+        '"message":{"role":"user","content":"hi"}}\n'
+    )
+    with pytest.raises(UsageError, match="single-session"):
+        conversations(line)
+    with pytest.raises(UsageError, match="single-session"):
+        load(line, conversation="x")
+    assert load(line).meta.harness == "claude-code"
+
+
+def test_zip_without_conversations(tmp_path: Path) -> None:
+    path = tmp_path / "other.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("readme.txt", "nothing here")
+    with pytest.raises(DetectError, match=r"without conversations\.json"):
+        route(path)
+
+
+def test_keep_raw_cites_the_record() -> None:
+    session = load(FIXTURES / "chatgpt" / "constructed-modern.json", keep_raw=True)
+    user = next(e for e in session.events if e.kind == "user_message")
+    assert user.provenance is not None
+    assert user.provenance.raw is not None
+    node = json.loads(bytes(user.provenance.raw[0]))
+    assert node["id"] == user.id
