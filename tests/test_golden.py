@@ -9,6 +9,7 @@ adapter tests instead.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,16 +17,19 @@ import pytest
 from conftest import FIXTURES, GOLDEN, canon, convert_json, stats_json
 
 
+#: ``<fixture path, "/" as "__">.<convert|stats>[.promote-<name>].json``
+_NAME = re.compile(r"^(.*)\.(convert|stats)(?:\.(promote-[\w-]+))?\.json$")
+
+
 def _goldens() -> list[tuple[Path, Path, str, list[str]]]:
     cases = []
     for golden in sorted(GOLDEN.rglob("*.json")):
         harness = golden.relative_to(GOLDEN).parts[0]
-        stem, run = golden.name[: -len(".json")].split(".", 1)
-        verb, _, promo = run.partition(".")
+        m = _NAME.match(golden.name)
+        assert m is not None, f"unexpected golden name {golden.name}"
+        stem, verb, promo = m.group(1), m.group(2), m.group(3)
         transcript = FIXTURES / harness / stem.replace("__", "/")
-        promote = []
-        if promo.startswith("promote-"):
-            promote = [f"{harness}:{promo[len('promote-') :]}"]
+        promote = [f"{harness}:{promo[len('promote-') :]}"] if promo else []
         cases.append((transcript, golden, verb, promote))
     return cases
 
