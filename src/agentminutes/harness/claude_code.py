@@ -45,6 +45,14 @@ __all__ = ("ClaudeCodeAdapter",)
 HARNESS: Final = "claude-code"
 
 
+class _Rendered(msgspec.Struct):
+    content: str | None = None
+
+
+class _Origin(msgspec.Struct):
+    kind: str | None = None
+
+
 class _Record(msgspec.Struct, rename="camel"):
     """The fields of a record's envelope that steer parsing; bulky parts stay raw."""
 
@@ -72,6 +80,9 @@ class _Record(msgspec.Struct, rename="camel"):
     attachment: Raw = NO_RAW
     tool_use_result: Raw = NO_RAW
     is_api_error_message: bool | None = None
+    origin: _Origin | None = None
+    rendered: list[_Rendered | None] | None = None
+    rendered_in_human_turn: list[_Rendered | None] | None = None
 
 
 class _Message(msgspec.Struct):
@@ -80,6 +91,9 @@ class _Message(msgspec.Struct):
     stop_reason: str | None = None
     content: Raw = NO_RAW
     usage: Raw = NO_RAW
+
+
+_EMPTY_MESSAGE: Final = _Message()
 
 
 class _Block(msgspec.Struct):
@@ -95,22 +109,28 @@ class _Block(msgspec.Struct):
     content: Raw = NO_RAW
 
 
+class _File(msgspec.Struct):
+    content: str | None = None
+
+
 class _Attachment(msgspec.Struct, rename="camel"):
-    """The attachment fields a system event's text may come from."""
+    """The attachment fields a system event's text may come from.
+
+    The string and list fields are typed (a wrong type makes the attachment
+    malformed); ``content``, ``text`` and ``prompt`` take many shapes and are
+    read loosely.
+    """
 
     type: str | None = None
     content: Raw = NO_RAW
+    text: Raw = NO_RAW
     prompt: Raw = NO_RAW
     snippet: str | None = None
     banner: str | None = None
-    text: str | None = None
-    added_lines: list[str] | None = None
-    added_blocks: list[str] | None = None
-
-
-class _TextBlock(msgspec.Struct):
-    type: str | None = None
-    text: str | None = None
+    added_lines: list[str | None] | None = None
+    added_blocks: list[str | None] | None = None
+    system_prompt: list[str | None] | None = None
+    files: list[_File | None] | None = None
 
 
 class _Fetch(msgspec.Struct):
@@ -121,18 +141,18 @@ class _Fetch(msgspec.Struct):
 
 
 _decode_record = msgspec.json.Decoder(_Record).decode
-_decode_message = msgspec.json.Decoder(_Message).decode
-_decode_block = msgspec.json.Decoder(_Block).decode
+_decode_message = msgspec.json.Decoder(_Message | None).decode
+_decode_block = msgspec.json.Decoder(_Block | None).decode
 _decode_blocks = msgspec.json.Decoder(str | list[Raw] | None).decode
 _decode_attachment = msgspec.json.Decoder(_Attachment).decode
-_decode_prompt = msgspec.json.Decoder(str | list[_TextBlock] | None).decode
 _decode_usage = msgspec.json.Decoder(dict[str, Raw] | None).decode
 _decode_int = msgspec.json.Decoder(int | None).decode
 _decode_str = msgspec.json.Decoder(str).decode
 _decode_fetch = msgspec.json.Decoder(_Fetch).decode
 
-#: Records that carry model-visible content and become events.
-CONVERSATION_TYPES: Final = frozenset({"user", "assistant", "system", "attachment"})
+#: Records that carry model-visible content and become events (``cost-state``
+#: is the harness's running cost ledger, kept as a system event).
+CONVERSATION_TYPES: Final = frozenset({"user", "assistant", "system", "attachment", "cost-state"})
 
 #: Harness and UI bookkeeping with nothing the model saw: counted, not emitted.
 SKIP_TYPES: Final = frozenset(
@@ -144,6 +164,10 @@ SKIP_TYPES: Final = frozenset(
         "file-history-snapshot",
         "file-history-delta",
         "queue-operation",
+        "atis-latch",
+        "bridge-session",
+        "frame-link",
+        "pr-link",
     }
 )
 
@@ -158,12 +182,8 @@ QUIET_TYPES: Final = frozenset(
         "summary",
         "custom-title",
         "agent-name",
-        "bridge-session",
-        "frame-link",
-        "pr-link",
         "worktree-state",
         "relocated",
-        "atis-latch",
         "started",
         "result",
         "fork-context-ref",
@@ -241,7 +261,7 @@ class ClaudeCodeAdapter(BaseAdapter):
     """Parses Claude Code session transcripts (main sessions and subagents)."""
 
     name: ClassVar[str] = HARNESS
-    last_checked: ClassVar[str] = "2.1.232"
+    last_checked: ClassVar[str] = "2.1.232"  # the newest release in the transcripts we checked
     prompt_tokens: ClassVar[str] = "all"
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
@@ -258,6 +278,9 @@ class ClaudeCodeAdapter(BaseAdapter):
         self.answered: set[str] = set()
         self.recopied_calls: set[str] = set()
         self.pending_loose: dict[str, list[str]] = {}
+        # Whether the last user turn was typed by a person: a queued command
+        # shown right after one is delivered in its "human turn" rendering.
+        self.human_turn = False
 
     # -- detection ---------------------------------------------------------
 
@@ -320,6 +343,14 @@ class ClaudeCodeAdapter(BaseAdapter):
             out.append(self._system(rec, line, lineno))
         elif kind == "attachment":
             out.append(self._attachment(rec, line, lineno))
+        elif kind == "cost-state":
+            out.append(
+                Event(
+                    kind=EventKind.SYSTEM,
+                    provenance=self.prov(line, lineno),
+                    system=SystemEvent(subtype="cost-state", details=Raw(line)),
+                )
+            )
         else:
             out.append(self._loose_tool(rec, line, lineno))
         return out
@@ -345,18 +376,18 @@ class ClaudeCodeAdapter(BaseAdapter):
             ),
         )
 
-    def _message(self, rec: _Record, line: bytes, lineno: int) -> tuple[_Message, list[Raw] | str]:
+    def _message(self, rec: _Record, line: bytes, lineno: int) -> tuple[_Message, Blocks]:
+        """Decode a record's message and all of its content blocks, or reject the record."""
         if not rec.message:
             raise self._reject(rec, line, lineno, f"{rec.type} record has no message")
         try:
-            msg = _decode_message(rec.message)
+            msg = _decode_message(rec.message) or _EMPTY_MESSAGE
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise self._reject(rec, line, lineno, f"malformed {rec.type} message: {exc}") from None
         try:
-            blocks = _decode_blocks(msg.content) if msg.content else None
+            return msg, _blocks(msg.content)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise self._reject(rec, line, lineno, f"malformed {rec.type} content: {exc}") from None
-        return msg, blocks if blocks is not None else []
 
     def _reject(self, rec: _Record, line: bytes, lineno: int, reason: str) -> _Rejected:
         return _Rejected(self.unknown_or_fail(rec.type or "", line, lineno, reason))
@@ -372,26 +403,22 @@ class ClaudeCodeAdapter(BaseAdapter):
         if isinstance(blocks, str):
             content.append(ContentBlock(kind="text", text=blocks))
         else:
-            for raw in blocks:
-                try:
-                    b = _decode_block(raw)
-                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    out.append(
-                        self.unknown_or_fail("user", line, lineno, f"malformed user content: {exc}")
-                    )
-                    return
-                if b.type == "tool_result":
+            for b, raw in blocks:
+                if b is not None and b.type == "tool_result":
                     call_id = b.tool_use_id or ""
                     results = True
                     if call_id in self.recopied_calls and call_id in self.answered:
                         continue  # the re-recorded branch's copy of an earlier result
                     ev = self._tool_result(rec, b, line, lineno)
                     out.append(ev)
-                    if ev.kind == EventKind.UNKNOWN:
-                        return
-                    self.answered.add(call_id)
+                    if ev.kind != EventKind.UNKNOWN:
+                        self.answered.add(call_id)
                     continue
                 content.append(_content_block(b, raw))
+        origin_kind = rec.origin.kind if rec.origin is not None else "human"
+        self.human_turn = bool(content or not results) and not (
+            rec.is_meta or rec.is_compact_summary or origin_kind != "human"
+        )
         if not content and results:
             if not any(ev.provenance is not None and ev.provenance.line == lineno for ev in out):
                 self.skip("user/duplicate", lineno)
@@ -412,21 +439,15 @@ class ClaudeCodeAdapter(BaseAdapter):
         blocks: list[ContentBlock] = []
         if b.content:
             try:
-                inner = _decode_blocks(b.content)
+                inner = _blocks(b.content)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 return self.unknown_or_fail(
                     "user", line, lineno, f"malformed tool_result content: {exc}"
                 )
             if isinstance(inner, str):
                 blocks.append(ContentBlock(kind="text", text=inner))
-            elif inner:
-                for raw in inner:
-                    try:
-                        blocks.append(_content_block(_decode_block(raw), raw))
-                    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                        return self.unknown_or_fail(
-                            "user", line, lineno, f"malformed tool_result content: {exc}"
-                        )
+            else:
+                blocks.extend(_content_block(block, raw) for block, raw in inner)
         call_id = b.tool_use_id or ""
         enrichment = rec.tool_use_result
         return Event(
@@ -446,6 +467,7 @@ class ClaudeCodeAdapter(BaseAdapter):
         )
 
     def _assistant(self, rec: _Record, line: bytes, lineno: int, out: list[Event]) -> None:
+        self.human_turn = False
         try:
             msg, blocks = self._message(rec, line, lineno)
         except _Rejected as r:
@@ -499,13 +521,11 @@ class ClaudeCodeAdapter(BaseAdapter):
         if isinstance(blocks, str):
             fold.text.append(ContentBlock(kind="text", text=blocks))
             return
-        for raw in blocks:
-            try:
-                b = _decode_block(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        for b, raw in blocks:
+            if b is None:
                 out.append(
                     self.unknown_or_fail(
-                        "assistant", line, lineno, f"malformed assistant content: {exc}"
+                        "assistant", line, lineno, 'unrecognized assistant content block ""'
                     )
                 )
                 return
@@ -567,7 +587,7 @@ class ClaudeCodeAdapter(BaseAdapter):
     def _recopied(
         self,
         rec: _Record,
-        blocks: list[Raw] | str,
+        blocks: Blocks,
         line: bytes,
         lineno: int,
         message_id: str,
@@ -581,12 +601,8 @@ class ClaudeCodeAdapter(BaseAdapter):
         still emitted, so nothing new is lost.
         """
         emitted = len(out)
-        for raw in blocks if not isinstance(blocks, str) else ():
-            try:
-                b = _decode_block(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                continue
-            if b.type != "tool_use":
+        for b, _ in blocks if not isinstance(blocks, str) else ():
+            if b is None or b.type != "tool_use":
                 continue
             call_id = b.id or ""
             if call_id in self.tool_names:
@@ -707,7 +723,7 @@ class ClaudeCodeAdapter(BaseAdapter):
             att = _decode_attachment(rec.attachment)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return self.unknown_or_fail("attachment", line, lineno, f"malformed attachment: {exc}")
-        text = _attachment_text(att)
+        text = self._attachment_text(rec, att)
         return Event(
             kind=EventKind.SYSTEM,
             timestamp=valid_timestamp(rec.timestamp),
@@ -719,6 +735,27 @@ class ClaudeCodeAdapter(BaseAdapter):
             ),
         )
 
+    def _attachment_text(self, rec: _Record, att: _Attachment) -> str:
+        """A system event's text for an attachment, in the chosen ``--text-form``.
+
+        Where the record keeps what the harness rendered for the model
+        (``rendered``; for a queued command right after a typed prompt,
+        ``renderedInHumanTurn``), "delivered" is that rendering verbatim and
+        "bare" the same without its ``<system-reminder>`` wrapper; otherwise
+        both are the attachment's own text.
+        """
+        parts = rec.rendered
+        if att.type == "queued_command" and self.human_turn and rec.rendered_in_human_turn:
+            parts = rec.rendered_in_human_turn
+        if parts:
+            texts = [p.content for p in parts if p is not None and p.content]
+            if self.options.text_form == "delivered":
+                return "\n\n".join(texts)
+            text = "\n\n".join(t for t in map(_strip_reminder, texts) if t)
+            if text:
+                return text
+        return _bare_attachment_text(att)
+
 
 class _Rejected(Exception):
     """Carries the unknown event a rejected record became (permissive mode)."""
@@ -727,45 +764,56 @@ class _Rejected(Exception):
         self.event = event
 
 
-#: Attachment types whose text is one of their string fields, by field.
-_TEXT_FIELD: Final = {
-    "edited_text_file": "snippet",
-    "read_truncation_notice": "banner",
-    "total_tokens_reminder": "text",
-    "batching_reminder_sent": "text",
-    "silent_turn_reminder": "text",
-}
-#: Attachment types whose text is a list field joined by a separator.
-_JOINED: Final = {
-    "agent_listing_delta": ("added_lines", "\n"),
-    "deferred_tools_delta": ("added_lines", "\n"),
-    "mcp_instructions_delta": ("added_blocks", "\n\n"),
-}
+_REMINDER_OPEN: Final = "<system-reminder>\n"
+_REMINDER_CLOSE: Final = "\n</system-reminder>"
 
 
-def _attachment_text(att: _Attachment) -> str:
-    """The human-readable text of an attachment, where the attachment type has one.
+def _strip_reminder(text: str) -> str:
+    """Remove the exact ``<system-reminder>`` wrapper the harness delivers text in."""
+    if text.startswith(_REMINDER_OPEN):
+        rest = text[len(_REMINDER_OPEN) :]
+        if rest.endswith(_REMINDER_CLOSE):
+            return rest[: -len(_REMINDER_CLOSE)]
+    return text
 
-    Most types carry it in ``content`` (a string; structured content has no
-    text form), some in a named field, listing deltas as joined lines, and
-    queued commands in ``prompt`` (a string or text blocks).
-    """
+
+def _joined(items: list[str | None] | None, sep: str, *, keep_empty: bool) -> str:
+    if not items:
+        return ""
+    return sep.join(x or "" for x in items if keep_empty or x)
+
+
+def _loose_str(raw: Raw) -> str:
+    if not raw:
+        return ""
+    try:
+        return _decode_str(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ""
+
+
+def _bare_attachment_text(att: _Attachment) -> str:
+    """An attachment's own text: its string ``content`` or ``text``, else a per-type field."""
+    text = _loose_str(att.content) or _loose_str(att.text)
+    if text:
+        return text
     kind = att.type or ""
-    field = _TEXT_FIELD.get(kind)
-    if field is not None:
-        value = getattr(att, field)
-        return value if isinstance(value, str) else ""
-    joined = _JOINED.get(kind)
-    if joined is not None:
-        items = getattr(att, joined[0])
-        return joined[1].join(items) if items else ""
+    if kind in ("deferred_tools_delta", "agent_listing_delta"):
+        return _joined(att.added_lines, "\n", keep_empty=True)
+    if kind == "mcp_instructions_delta":
+        return _joined(att.added_blocks, "\n\n", keep_empty=True)
+    if kind == "edited_text_file":
+        return att.snippet or ""
+    if kind == "read_truncation_notice":
+        return att.banner or ""
+    if kind == "instructions":
+        return _joined(
+            [f.content if f else None for f in att.files or ()], "\n\n", keep_empty=False
+        )
+    if kind == "prompt_snapshot":
+        return _joined(att.system_prompt, "\n\n", keep_empty=False)
     if kind == "queued_command":
         return _prompt_text(att.prompt)
-    if att.content:
-        try:
-            return _decode_str(att.content)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return ""
     return ""
 
 
@@ -773,17 +821,17 @@ def _prompt_text(raw: Raw) -> str:
     if not raw:
         return ""
     try:
-        prompt = _decode_prompt(raw)
+        blocks = _blocks(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return ""
-    if prompt is None:
-        return ""
-    if isinstance(prompt, str):
-        return prompt
-    return "\n".join(b.text for b in prompt if b.type == "text" and b.text)
+    if isinstance(blocks, str):
+        return blocks
+    return _plain_text(blocks)
 
 
-def _content_block(b: _Block, raw: Raw) -> ContentBlock:
+def _content_block(b: _Block | None, raw: Raw) -> ContentBlock:
+    if b is None:
+        return ContentBlock(kind="other", raw=raw)
     if b.type == "text":
         return ContentBlock(kind="text", text=b.text or "")
     if b.type == "image":
@@ -793,16 +841,28 @@ def _content_block(b: _Block, raw: Raw) -> ContentBlock:
     return ContentBlock(kind="other", raw=raw)
 
 
-def _plain_text(blocks: list[Raw]) -> str:
-    parts = []
-    for raw in blocks:
-        try:
-            b = _decode_block(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
-        if b.type == "text" and b.text:
-            parts.append(b.text)
-    return "\n".join(parts)
+def _plain_text(blocks: list[tuple[_Block | None, Raw]]) -> str:
+    return "\n".join(b.text for b, _ in blocks if b is not None and b.type == "text" and b.text)
+
+
+#: A message's content: a bare string, or typed blocks each with its verbatim JSON.
+Blocks = str | list[tuple["_Block | None", Raw]]
+
+
+def _blocks(raw: Raw) -> Blocks:
+    """Decode message content: a string (one text block) or an array of blocks.
+
+    Every element is decoded before anything is emitted, so a malformed
+    element rejects the whole record, never half of it.
+    """
+    if not raw:
+        return []
+    value = _decode_blocks(raw)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value
+    return [(_decode_block(item), item) for item in value]
 
 
 def _usage(raw: Raw) -> TokenUsage | None:
