@@ -14,13 +14,17 @@ from datetime import UTC, datetime
 __all__ = ("format_ns", "to_ns", "valid_timestamp")
 
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
 )
 _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def valid_timestamp(value: object) -> str:
-    """Return *value* when it is a valid RFC 3339 date-time string, else ``""``."""
+    """Return *value* when it is a valid RFC 3339 date-time string, else ``""``.
+
+    A fraction may have any number of digits (instants keep nanoseconds) and
+    may follow a comma, which is returned as a point.
+    """
     if not isinstance(value, str) or not value:
         return ""
     m = _RFC3339.fullmatch(value)
@@ -35,7 +39,7 @@ def valid_timestamp(value: object) -> str:
         return ""
     if m[9] is not None and (int(m[10]) > 23 or int(m[11]) > 59):
         return ""
-    return value
+    return value.replace(",", ".") if m[7] is not None else value
 
 
 def to_ns(value: str) -> int | None:

@@ -17,6 +17,7 @@ from agentminutes.harness._base import (
     ParseOptions,
     version_newer,
 )
+from agentminutes.harness.antigravity import AntigravityAdapter
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
 
 __all__ = (
@@ -33,7 +34,7 @@ __all__ = (
 )
 
 #: Every registered adapter class, in detection order (alphabetical by harness name).
-ADAPTERS: tuple[type[Adapter], ...] = (ClaudeCodeAdapter,)
+ADAPTERS: tuple[type[Adapter], ...] = (AntigravityAdapter, ClaudeCodeAdapter)
 
 
 def harness_names() -> list[str]:

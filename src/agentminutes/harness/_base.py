@@ -18,7 +18,7 @@ Accounting: every line handed to an adapter ends as exactly one of
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -66,12 +66,16 @@ class ParseOptions:
         text_form: ``"bare"`` (a system event's text as recorded) or
             ``"delivered"`` (as the harness delivered it to the model, wrapper
             included, where the transcript records that).
+        live: the input is a growing file that is followed: an adapter whose
+            format would make it wait for the end of input (a whole-file sort)
+            emits each record as it arrives instead.
     """
 
     permissive: bool = False
     keep_raw: bool = False
     harness_version: str = ""
     text_form: str = "bare"
+    live: bool = False
 
 
 @runtime_checkable
@@ -98,8 +102,8 @@ class Adapter(Protocol):
         """Parse one complete, non-blank line; return the events it completes."""
         ...
 
-    def finish(self) -> list[Event]:
-        """End of input: return the events still held."""
+    def finish(self) -> Iterable[Event]:
+        """End of input: return the events still held (a list, or lazily produced)."""
         ...
 
     def snapshot(self) -> bytes:
@@ -139,7 +143,7 @@ class BaseAdapter:
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         raise NotImplementedError
 
-    def finish(self) -> list[Event]:
+    def finish(self) -> Iterable[Event]:
         return []
 
     def snapshot(self) -> bytes:
