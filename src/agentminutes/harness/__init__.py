@@ -19,6 +19,7 @@ from agentminutes.harness._base import (
 )
 from agentminutes.harness.antigravity import AntigravityAdapter
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
+from agentminutes.harness.copilot import CopilotAdapter
 
 __all__ = (
     "ADAPTERS",
@@ -34,7 +35,7 @@ __all__ = (
 )
 
 #: Every registered adapter class, in detection order (alphabetical by harness name).
-ADAPTERS: tuple[type[Adapter], ...] = (AntigravityAdapter, ClaudeCodeAdapter)
+ADAPTERS: tuple[type[Adapter], ...] = (AntigravityAdapter, ClaudeCodeAdapter, CopilotAdapter)
 
 
 def harness_names() -> list[str]:
