@@ -221,14 +221,21 @@ _decode_envelope = msgspec.json.Decoder(_Envelope).decode
 _decode_head = msgspec.json.Decoder(_Head).decode
 _decode_str = msgspec.json.Decoder(str | None).decode
 _decode_binary = msgspec.json.Decoder(_Binary | None).decode
-_DECODERS: dict[type, Callable[[Raw], Any]] = {}
-
-
-def _decoder(shape: type) -> Callable[[Raw], Any]:
-    decode = _DECODERS.get(shape)
-    if decode is None:
-        decode = _DECODERS[shape] = msgspec.json.Decoder(shape | None).decode  # type: ignore[operator]
-    return decode
+_DECODERS: Final[dict[type, Callable[[Raw], Any]]] = {
+    shape: msgspec.json.Decoder(shape | None).decode  # type: ignore[operator]
+    for shape in (
+        _SessionStart,
+        _UserMessage,
+        _SystemMessage,
+        _AssistantMessage,
+        _ToolExecution,
+        _Abort,
+        _Info,
+        _Content,
+        _ContentRef,
+        _Delivered,
+    )
+}
 
 
 #: Native tool names mapped onto ACP tool kinds; any other name is ``other``.
@@ -502,7 +509,7 @@ class CopilotAdapter(BaseAdapter):
         (then the record became an ``unknown``, or this raised in strict mode)."""
         kind = env.type or ""
         try:
-            data = _decoder(shape)(env.data) if env.data else None
+            data = _DECODERS[shape](env.data) if env.data else None
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             reason = f"malformed {kind}: {_go_message(shape, exc)}"
             out.append(self.unknown_or_fail(kind, line, lineno, reason))
@@ -672,7 +679,7 @@ class CopilotAdapter(BaseAdapter):
         text = body
         if following is not None and following.type == "skill.context_delivered_ref":
             try:
-                delivered = _decoder(_Delivered)(following.data) if following.data else None
+                delivered = _DECODERS[_Delivered](following.data) if following.data else None
             except (msgspec.ValidationError, msgspec.DecodeError):
                 delivered = None
             if delivered is not None and delivered.content_id == _content_id(body):
