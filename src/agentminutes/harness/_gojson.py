@@ -81,7 +81,9 @@ def number_kind(raw: bytes | Raw) -> str:
     return f"number {bytes(raw).decode()}" if kind == "number" else kind
 
 
-def type_error(raw: bytes | Raw, where: str, gotype: str, *, int_target: bool = False) -> FieldError:
+def type_error(
+    raw: bytes | Raw, where: str, gotype: str, *, int_target: bool = False
+) -> FieldError:
     """Go's message for *raw* landing in a field of type *gotype* (``where`` names the field)."""
     kind = number_kind(raw) if int_target else json_kind(raw)
     return FieldError(f"json: cannot unmarshal {kind} into {where} of type {gotype}")

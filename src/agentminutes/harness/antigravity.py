@@ -268,7 +268,9 @@ class AntigravityAdapter(BaseAdapter):
         held.sort(key=itemgetter(0))
         return self._release(held)
 
-    def _release(self, held: list[tuple[int, int, bytes, tuple[str, bool] | None]]) -> Iterator[Event]:
+    def _release(
+        self, held: list[tuple[int, int, bytes, tuple[str, bool] | None]]
+    ) -> Iterator[Event]:
         for i, (_, lineno, line, bad) in enumerate(held):
             held[i] = _RELEASED
             if bad is not None:
@@ -509,7 +511,9 @@ def _read_calls(raw: Raw) -> list[_ToolCall | None] | None:
     try:
         items = _decode_list(raw)
     except msgspec.ValidationError:
-        raise type_error(raw, "Go struct field record.tool_calls", "[]antigravity.toolCall") from None
+        raise type_error(
+            raw, "Go struct field record.tool_calls", "[]antigravity.toolCall"
+        ) from None
     if items is None:
         return None
     calls: list[_ToolCall | None] = []

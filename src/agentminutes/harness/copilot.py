@@ -222,7 +222,7 @@ _decode_head = msgspec.json.Decoder(_Head).decode
 _decode_str = msgspec.json.Decoder(str | None).decode
 _decode_binary = msgspec.json.Decoder(_Binary | None).decode
 _DECODERS: Final[dict[type, Callable[[Raw], Any]]] = {
-    shape: msgspec.json.Decoder(shape | None).decode  # type: ignore[operator]
+    shape: msgspec.json.Decoder(shape | None).decode
     for shape in (
         _SessionStart,
         _UserMessage,
@@ -283,7 +283,14 @@ TELEMETRY_TYPES: Final = frozenset(
     }
 )
 #: Prefixes of telemetry record types (``hook.`` and ``custom_agent.``: this adapter only).
-TELEMETRY_PREFIXES: Final = ("permission.", "session.", "skill.", "subagent.", "hook.", "custom_agent.")
+TELEMETRY_PREFIXES: Final = (
+    "permission.",
+    "session.",
+    "skill.",
+    "subagent.",
+    "hook.",
+    "custom_agent.",
+)
 #: Record types whose ``data`` field names the text of their system event.
 TEXT_TYPES: Final[Mapping[str, tuple[type[_Data], str]]] = {
     "system.message": (_SystemMessage, "content"),
@@ -494,9 +501,8 @@ class CopilotAdapter(BaseAdapter):
             if data is not None:
                 thinking = Thinking(text=data.content or "")
                 out.append(event(kind=EventKind.THINKING, thinking=thinking))
-        elif kind == "session.start":
-            out.append(event(kind=EventKind.SYSTEM, system=_telemetry(kind, env.data)))
         elif kind in TELEMETRY_TYPES or kind.startswith(TELEMETRY_PREFIXES):
+            # A later session.start too: the meta came from the first record.
             out.append(event(kind=EventKind.SYSTEM, system=_telemetry(kind, env.data)))
         else:
             reason = f'unrecognized record type "{kind}"'
@@ -564,9 +570,7 @@ class CopilotAdapter(BaseAdapter):
                     )
                     out.append(self.unknown_or_fail("assistant.message", line, lineno, reason))
                     return
-                out.append(
-                    event(kind=EventKind.THINKING, message_id=message_id, thinking=thinking)
-                )
+                out.append(event(kind=EventKind.THINKING, message_id=message_id, thinking=thinking))
         elif data.reasoning_text or data.reasoning_opaque:
             thinking = Thinking(
                 text=data.reasoning_text or "", signature=data.reasoning_opaque or ""
@@ -587,7 +591,9 @@ class CopilotAdapter(BaseAdapter):
         content = [ContentBlock(kind="text", text=data.content)] if data.content else None
         message = AssistantMessage(model=data.model or "", content=content)
         out.append(
-            event(kind=EventKind.ASSISTANT_MESSAGE, message_id=message_id, assistant_message=message)
+            event(
+                kind=EventKind.ASSISTANT_MESSAGE, message_id=message_id, assistant_message=message
+            )
         )
 
     def _tool_result(
@@ -754,7 +760,7 @@ def _go_message(shape: type, exc: Exception) -> str:
     """A msgspec decoding error in Go's words, as far as the message allows."""
     text = str(exc)
     m = _EXPECTED.match(text)
-    if isinstance(exc, msgspec.DecodeError) or m is None:
+    if not isinstance(exc, msgspec.ValidationError) or m is None:
         return text
     expected, got, path = m.groups()
     kind = _GOT.get(got, got)
