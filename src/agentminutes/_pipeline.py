@@ -102,10 +102,12 @@ FINAL_BATCH_EVENTS: Final = 4096
 def _final_batches(events: list[Event], adapter: Adapter) -> Iterator[list[Event]]:
     """The events of the last lines and of ``adapter.finish()``, in bounded batches.
 
-    ``finish()`` may return a lazy iterable; taking it a batch at a time keeps
-    memory bounded when an adapter releases a whole transcript at the end.
+    An adapter that releases a whole transcript at the end offers ``drain()``,
+    ``finish()`` as a lazy iterator; taking it a batch at a time keeps memory
+    bounded.
     """
-    for ev in adapter.finish():
+    drain: Callable[[], Iterable[Event]] = getattr(adapter, "drain", adapter.finish)
+    for ev in drain():
         events.append(ev)
         if len(events) >= FINAL_BATCH_EVENTS:
             yield events

@@ -7,6 +7,10 @@ assistant-message fold, a buffered whole-file document). It does no I/O and
 knows nothing of asyncio, so the same object serves ``convert``, ``follow``,
 ``sessions`` (head only) and a map over files in a worker pool.
 
+An adapter that holds a whole transcript until the end (Antigravity's step
+sort) may also offer ``drain()``: ``finish()`` as a lazy iterator, which the
+pipeline prefers so that memory stays bounded while the events go out.
+
 Accounting: every line handed to an adapter ends as exactly one of
 
 * the provenance of at least one event,
@@ -18,7 +22,7 @@ Accounting: every line handed to an adapter ends as exactly one of
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -102,8 +106,8 @@ class Adapter(Protocol):
         """Parse one complete, non-blank line; return the events it completes."""
         ...
 
-    def finish(self) -> Iterable[Event]:
-        """End of input: return the events still held (a list, or lazily produced)."""
+    def finish(self) -> list[Event]:
+        """End of input: return the events still held."""
         ...
 
     def snapshot(self) -> bytes:
@@ -143,7 +147,7 @@ class BaseAdapter:
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         raise NotImplementedError
 
-    def finish(self) -> Iterable[Event]:
+    def finish(self) -> list[Event]:
         return []
 
     def snapshot(self) -> bytes:

@@ -30,9 +30,9 @@ belong first. So this adapter has two modes, chosen by
 
 * **Whole file** (the default: ``convert``, ``stats``, the library). ``feed``
   validates each line at once, in file order, so a malformed line fails where
-  the reference fails, and holds the line with its sort key; ``finish`` sorts
-  the keys and produces the events lazily, a record at a time, releasing each
-  line as it goes. Output equals the reference's for every input. The cost is
+  the reference fails, and holds the line with its sort key; at the end it
+  sorts the keys and produces the events lazily (``drain()``, which the
+  pipeline takes in bounded batches), releasing each line as it goes. Output equals the reference's for every input. The cost is
   memory: the non-blank lines of the transcript are held until the end
   (about the file's size, e.g. ~100 MB more for a 100 MB transcript; real
   sessions are a few hundred KB) and nothing is emitted before end of input.
@@ -46,7 +46,7 @@ belong first. So this adapter has two modes, chosen by
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from operator import itemgetter
 from typing import ClassVar, Final
 
@@ -261,10 +261,14 @@ class AntigravityAdapter(BaseAdapter):
         self.held.append((_LAST if step is None else step, lineno, line, None))
         return []
 
-    def finish(self) -> Iterable[Event]:
+    def finish(self) -> list[Event]:
+        return list(self.drain())
+
+    def drain(self) -> Iterator[Event]:
+        """:meth:`finish` as a lazy iterator: each held line is released once converted."""
         held, self.held = self.held, []
         if not held:
-            return []
+            return iter(())
         held.sort(key=itemgetter(0))
         return self._release(held)
 

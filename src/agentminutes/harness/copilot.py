@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, ClassVar, Final
 
@@ -396,6 +396,15 @@ class CopilotAdapter(BaseAdapter):
     # -- reading -------------------------------------------------------------
 
     def feed(self, line: bytes, lineno: int) -> list[Event]:
+        if self.started and self.held is None and self.document is None:
+            # The common case, kept short: an exact-case envelope, nothing held.
+            try:
+                env = _decode_envelope(line)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                return self._line(line, lineno)
+            out: list[Event] = []
+            self._record(env, line, lineno, out)
+            return out
         if self.document is not None:
             self.document.append((lineno, line))
             return []
@@ -406,7 +415,7 @@ class CopilotAdapter(BaseAdapter):
                 return []
         return self._line(line, lineno)
 
-    def finish(self) -> Iterable[Event]:
+    def finish(self) -> list[Event]:
         out: list[Event] = []
         if self.document is not None:
             lines, self.document = self.document, None
@@ -442,14 +451,7 @@ class CopilotAdapter(BaseAdapter):
         kind = env.type or ""
         ts = valid_timestamp(env.timestamp)
         prov = self.prov(line, lineno)
-        event = partial(
-            Event,
-            timestamp=ts,
-            id=env.id or "",
-            parent_id=env.parent_id or "",
-            agent_id=env.agent_id or "",
-            provenance=prov,
-        )
+        event = _Stamp(ts, env.id or "", env.parent_id or "", env.agent_id or "", prov)
         if not self.meta_sent:
             self.meta_sent = True
             if kind == "session.start":
@@ -474,36 +476,31 @@ class CopilotAdapter(BaseAdapter):
                 call_id, name = data.tool_call_id, data.tool_name
                 if call_id and name and call_id not in self.names:
                     self.names[call_id] = name
-                out.append(event(kind=EventKind.SYSTEM, system=_telemetry(kind, env.data)))
+                out.append(event.system(_telemetry(kind, env.data)))
         elif kind == "user.message":
             data = self._data(env, _UserMessage, line, lineno, out)
             if data is not None:
                 source = data.source or ""
                 origin = Origin.HARNESS if source.startswith("agent-") else Origin.HUMAN
                 block = ContentBlock(kind="text", text=data.content or "")
-                out.append(
-                    event(
-                        kind=EventKind.USER_MESSAGE,
-                        user_message=UserMessage(origin=origin, content=[block]),
-                    )
-                )
+                out.append(event.user(UserMessage(origin=origin, content=[block])))
         elif kind in TEXT_TYPES:
             shape, field = TEXT_TYPES[kind]
             data = self._data(env, shape, line, lineno, out)
             if data is not None:
                 text = getattr(data, field) or ""
                 system = SystemEvent(subtype=kind, text=text, details=env.data)
-                out.append(event(kind=EventKind.SYSTEM, system=system))
+                out.append(event.system(system))
         elif kind == "skill.invoked" or kind == "skill.invoked_ref":
             self._skill(env, line, lineno, event, out)
         elif kind == "assistant.reasoning":
             data = self._data(env, _Content, line, lineno, out)
             if data is not None:
                 thinking = Thinking(text=data.content or "")
-                out.append(event(kind=EventKind.THINKING, thinking=thinking))
+                out.append(event.thinking("", thinking))
         elif kind in TELEMETRY_TYPES or kind.startswith(TELEMETRY_PREFIXES):
             # A later session.start too: the meta came from the first record.
-            out.append(event(kind=EventKind.SYSTEM, system=_telemetry(kind, env.data)))
+            out.append(event.system(_telemetry(kind, env.data)))
         else:
             reason = f'unrecognized record type "{kind}"'
             out.append(self.unknown_or_fail(kind, line, lineno, reason))
@@ -527,13 +524,13 @@ class CopilotAdapter(BaseAdapter):
         return data if data is not None else shape()
 
     def _session_start(
-        self, env: _Envelope, line: bytes, lineno: int, event: Any, out: list[Event]
+        self, env: _Envelope, line: bytes, lineno: int, event: _Stamp, out: list[Event]
     ) -> None:
         sparse: list[Event] = []
         data = self._data(env, _SessionStart, line, lineno, sparse)
         if data is None:
             meta = Meta(harness=HARNESS, harness_version=self.options.harness_version)
-            out.append(event(kind=EventKind.SESSION_META, session_meta=meta))
+            out.append(event.meta(meta))
             out.extend(sparse)
             return
         self.version = data.copilot_version or ""
@@ -545,10 +542,10 @@ class CopilotAdapter(BaseAdapter):
             cwd=context.cwd or "",
             git_branch=context.branch or "",
         )
-        out.append(event(kind=EventKind.SESSION_META, session_meta=meta))
+        out.append(event.meta(meta))
 
     def _assistant(
-        self, env: _Envelope, line: bytes, lineno: int, event: Any, out: list[Event]
+        self, env: _Envelope, line: bytes, lineno: int, event: _Stamp, out: list[Event]
     ) -> None:
         data: _AssistantMessage | None = self._data(env, _AssistantMessage, line, lineno, out)
         if data is None:
@@ -570,12 +567,12 @@ class CopilotAdapter(BaseAdapter):
                     )
                     out.append(self.unknown_or_fail("assistant.message", line, lineno, reason))
                     return
-                out.append(event(kind=EventKind.THINKING, message_id=message_id, thinking=thinking))
+                out.append(event.thinking(message_id, thinking))
         elif data.reasoning_text or data.reasoning_opaque:
             thinking = Thinking(
                 text=data.reasoning_text or "", signature=data.reasoning_opaque or ""
             )
-            out.append(event(kind=EventKind.THINKING, message_id=message_id, thinking=thinking))
+            out.append(event.thinking(message_id, thinking))
         names = self.names
         for request in data.tool_requests or ():
             r = request or _ToolRequest()
@@ -587,17 +584,13 @@ class CopilotAdapter(BaseAdapter):
                 kind=TOOL_KINDS.get(name, ToolKind.OTHER),
                 input=r.arguments,
             )
-            out.append(event(kind=EventKind.TOOL_CALL, message_id=message_id, tool_call=call))
+            out.append(event.call(message_id, call))
         content = [ContentBlock(kind="text", text=data.content)] if data.content else None
         message = AssistantMessage(model=data.model or "", content=content)
-        out.append(
-            event(
-                kind=EventKind.ASSISTANT_MESSAGE, message_id=message_id, assistant_message=message
-            )
-        )
+        out.append(event.anchor(message_id, message))
 
     def _tool_result(
-        self, env: _Envelope, line: bytes, lineno: int, event: Any, out: list[Event]
+        self, env: _Envelope, line: bytes, lineno: int, event: _Stamp, out: list[Event]
     ) -> None:
         data: _ToolExecution | None = self._data(env, _ToolExecution, line, lineno, out)
         if data is None:
@@ -641,9 +634,8 @@ class CopilotAdapter(BaseAdapter):
             if url or status:
                 fetch = FetchInfo(url=url, status_code=status)
         out.append(
-            event(
-                kind=EventKind.TOOL_RESULT,
-                tool_result=ToolResult(
+            event.result(
+                ToolResult(
                     tool_call_id=call_id,
                     tool_name=name,
                     is_error=is_error,
@@ -657,7 +649,7 @@ class CopilotAdapter(BaseAdapter):
     # -- skills: a body is delivered wrapped, as the next record says ----------
 
     def _skill(
-        self, env: _Envelope, line: bytes, lineno: int, event: Any, out: list[Event]
+        self, env: _Envelope, line: bytes, lineno: int, event: _Stamp, out: list[Event]
     ) -> None:
         kind = env.type or ""
         if kind == "skill.invoked":
@@ -675,7 +667,7 @@ class CopilotAdapter(BaseAdapter):
         if body:
             self.held = (lineno, line, body)
             return
-        out.append(event(kind=EventKind.SYSTEM, system=_telemetry(kind, env.data)))
+        out.append(event.system(_telemetry(kind, env.data)))
 
     def _release(self, following: _Envelope | None) -> Event:
         """The held skill event, its text wrapped if *following* delivers that body."""
@@ -703,6 +695,61 @@ class CopilotAdapter(BaseAdapter):
 
 
 # -- helpers -----------------------------------------------------------------------
+
+
+class _Stamp:
+    """What every event of one record shares: time, ids, provenance."""
+
+    __slots__ = ("agent", "id", "parent", "prov", "ts")
+
+    def __init__(self, ts: str, id: str, parent: str, agent: str, prov: Provenance) -> None:
+        self.ts, self.id, self.parent, self.agent, self.prov = ts, id, parent, agent, prov
+
+    def _event(self, kind: str, message_id: str = "") -> Event:
+        return Event(
+            kind=kind,
+            timestamp=self.ts,
+            id=self.id,
+            parent_id=self.parent,
+            agent_id=self.agent,
+            message_id=message_id,
+            provenance=self.prov,
+        )
+
+    def meta(self, meta: Meta) -> Event:
+        ev = self._event(EventKind.SESSION_META)
+        ev.session_meta = meta
+        return ev
+
+    def system(self, system: SystemEvent) -> Event:
+        ev = self._event(EventKind.SYSTEM)
+        ev.system = system
+        return ev
+
+    def user(self, message: UserMessage) -> Event:
+        ev = self._event(EventKind.USER_MESSAGE)
+        ev.user_message = message
+        return ev
+
+    def thinking(self, message_id: str, thinking: Thinking) -> Event:
+        ev = self._event(EventKind.THINKING, message_id)
+        ev.thinking = thinking
+        return ev
+
+    def call(self, message_id: str, call: ToolCall) -> Event:
+        ev = self._event(EventKind.TOOL_CALL, message_id)
+        ev.tool_call = call
+        return ev
+
+    def anchor(self, message_id: str, message: AssistantMessage) -> Event:
+        ev = self._event(EventKind.ASSISTANT_MESSAGE, message_id)
+        ev.assistant_message = message
+        return ev
+
+    def result(self, result: ToolResult) -> Event:
+        ev = self._event(EventKind.TOOL_RESULT)
+        ev.tool_result = result
+        return ev
 
 
 class _Bad(Exception):
