@@ -310,3 +310,13 @@ def test_a_comma_fraction_is_a_valid_timestamp(tmp_path: Path) -> None:
     rec = dict(records(SMALL)[8], created_at="2026-06-26T21:16:22,25Z")
     doc = convert_json(write(tmp_path, [rec]))
     assert doc["events"][0]["timestamp"] == "2026-06-26T21:16:22.25Z"
+
+
+def test_held_steps_leave_the_pipeline_in_bounded_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentminutes._pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "FINAL_BATCH_EVENTS", 10)
+    conv = Conversion(name=str(FULL))
+    batches = [b.events for b in conv.iter_batches(open_sync_chunks(FULL))]
+    assert max(len(events) for events in batches) <= 10
+    assert [ev for events in batches for ev in events] == events_of(FULL)

@@ -384,3 +384,14 @@ def test_legacy_document_is_read_whole_at_the_end() -> None:
     lines = [(n, line.strip()) for n, line in enumerate(LEGACY_TINY.read_bytes().split(b"\n"), 1)]
     assert all(adapter.feed(line, n) == [] for n, line in lines if line)
     assert [ev.kind for ev in adapter.finish()] == ["session_meta", "system"]
+
+
+def test_a_legacy_document_on_one_line_reads_the_same(tmp_path: Path) -> None:
+    native = json.loads(LEGACY.read_text(encoding="utf-8"))
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(native) + "\n", encoding="utf-8")
+    assert detect(path.read_bytes()[:SNIFF_BYTES]) == (CopilotAdapter, Confidence.CERTAIN)
+    one = convert_json(path)["events"]
+    pretty = convert_json(LEGACY)["events"]
+    assert [ev["kind"] for ev in one] == [ev["kind"] for ev in pretty]
+    assert all(ev["provenance"] == {"line": 1, "end_line": 1} for ev in one)

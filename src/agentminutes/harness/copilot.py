@@ -15,6 +15,8 @@
 * No usage reaches the events: per-message ``outputTokens`` and the usage in
   ``session.shutdown`` stay in the system events' details, as the reference
   keeps them, so ``totals`` is left out.
+* Envelope keys match in any letter case, as the reference's Go decoder
+  matches them; keys inside ``data`` are matched exactly.
 * Records the reference rejects are read as well: ``hook.*`` (and
   ``custom_agent.*``, ``tool.execution_progress`` … telemetry) become system
   events of their own subtype, ``system.notification`` a system event with its
@@ -855,15 +857,24 @@ def _is_legacy_head(head: bytes) -> bool:
     return all(marker in head for marker in _LEGACY_MARKERS)
 
 
+class _DocumentProbe(msgspec.Struct, rename="camel"):
+    type: Raw = NO_RAW
+    chat_messages: Raw = NO_RAW
+
+
+_decode_probe = msgspec.json.Decoder(_DocumentProbe).decode
+
+
 def _starts_document(line: bytes) -> bool:
-    """A first line that opens a JSON document rather than holding one event."""
+    """A first line that opens a session document rather than holding one event:
+    ``{`` alone (the CLI pretty-prints it), or the whole document on one line."""
     if line == b"{":
         return True
     try:
-        msgspec.json.decode(line)
-    except msgspec.DecodeError:
-        return True
-    return b'"chatMessages"' in line and b'"timeline"' in line and b'"type"' not in line[:16]
+        probe = _decode_probe(line)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return not probe.type and bool(probe.chat_messages)
 
 
 class _Function(msgspec.Struct):
