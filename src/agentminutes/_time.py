@@ -31,14 +31,23 @@ def valid_timestamp(value: object) -> str:
     A fraction may have any number of digits (instants keep nanoseconds) and
     may follow a comma, which is returned as a point.
     """
+    global _last_valid
     if not isinstance(value, str) or not value:
         return ""
+    last = _last_valid
+    if value == last[0]:
+        return last[1]
     m = _RFC3339.fullmatch(value)
-    if m is None:
-        return ""
-    if m[3] > "28" and not _day_exists(int(m[1]), int(m[2]), int(m[3])):
-        return ""
-    return value.replace(",", ".") if m[7] is not None else value
+    if m is None or (m[3] > "28" and not _day_exists(int(m[1]), int(m[2]), int(m[3]))):
+        valid = ""
+    else:
+        valid = value.replace(",", ".") if m[7] is not None else value
+    _last_valid = (value, valid)
+    return valid
+
+
+#: The last value checked: consecutive records often share a timestamp.
+_last_valid: tuple[str, str] = ("", "")
 
 
 def _day_exists(year: int, month: int, day: int) -> bool:
@@ -53,8 +62,22 @@ def _day_start(date: str) -> int:
     return calendar.timegm((int(date[:4]), int(date[5:7]), int(date[8:10]), 0, 0, 0, 0, 0, 0))
 
 
+#: The last instant computed: the events of one record share their timestamp.
+_last: tuple[str, int | None] = ("", None)
+
+
 def to_ns(value: str) -> int | None:
     """Return the instant of an RFC 3339 string as integer nanoseconds since the epoch."""
+    global _last
+    last = _last
+    if value == last[0]:
+        return last[1]
+    ns = _instant(value)
+    _last = (value, ns)
+    return ns
+
+
+def _instant(value: str) -> int | None:
     m = _RFC3339.fullmatch(value)
     if m is None:
         return None
