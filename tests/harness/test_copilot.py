@@ -395,3 +395,21 @@ def test_a_legacy_document_on_one_line_reads_the_same(tmp_path: Path) -> None:
     pretty = convert_json(LEGACY)["events"]
     assert [ev["kind"] for ev in one] == [ev["kind"] for ev in pretty]
     assert all(ev["provenance"] == {"line": 1, "end_line": 1} for ev in one)
+
+
+def test_truncated_raw_blocks_keep_verbatim_size_and_drop_raw(tmp_path: Path) -> None:
+    recs = list(records(SMALL).values())
+    done = next(i for i, r in enumerate(recs) if r["type"] == "tool.execution_complete")
+    recs[done] = dict(recs[done], data=dict(recs[done]["data"], result={"content": ["a", 1]}))
+    path = write(tmp_path, recs)  # json.dumps writes '["a", 1]', 8 bytes with its space
+    doc = convert_json(path, max_payload_bytes=3)
+    result = next(ev["tool_result"] for ev in doc["events"] if ev["kind"] == "tool_result")
+    block = result["content"][0]
+    assert block["kind"] == "other"
+    assert "raw" not in block
+    assert block["truncated"] is True
+    assert block["size"] == len(b'["a", 1]')
+    assert result["enrichment"]["truncated"] is True
+    whole = convert_json(path)
+    kept = next(ev["tool_result"] for ev in whole["events"] if ev["kind"] == "tool_result")
+    assert kept["content"][0]["raw"] == ["a", 1]
