@@ -247,7 +247,7 @@ class AntigravityAdapter(BaseAdapter):
 
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         try:
-            rec, line = _read(line)
+            read = _read(line)
         except _Bad as bad:
             if not self.options.permissive:
                 raise self.error(bad.reason, lineno) from None
@@ -255,6 +255,9 @@ class AntigravityAdapter(BaseAdapter):
                 return self._bad(line, lineno, bad.reason, bad.is_json)
             self.held.append((_LAST, lineno, line, (bad.reason, bad.is_json)))
             return []
+        if read is None:  # only Unicode white space: a blank line to Go
+            return []
+        rec, line = read
         if self.options.live:
             return self._step(rec, line, lineno)
         step = rec.step_index
@@ -280,7 +283,9 @@ class AntigravityAdapter(BaseAdapter):
             if bad is not None:
                 yield from self._bad(line, lineno, *bad)
             else:
-                yield from self._step(_read(line)[0], line, lineno)
+                read = _read(line)
+                assert read is not None
+                yield from self._step(read[0], line, lineno)
 
     # -- converting one step -------------------------------------------------
 
@@ -449,17 +454,20 @@ def _system(
 # -- decoding ------------------------------------------------------------------
 
 
-def _read(line: bytes) -> tuple[_Step, bytes]:
-    """Decode one step, the way the reference reads it; raise :class:`_Bad` if it cannot."""
+def _read(line: bytes) -> tuple[_Step, bytes] | None:
+    """Decode one step, the way the reference reads it; raise :class:`_Bad` if it cannot.
+
+    ``None`` for a line of Unicode white space, which the reference skips as blank.
+    """
     try:
         rec = _decode_step(line)
     except msgspec.ValidationError:
         rec = _decode_go(line)
     except msgspec.DecodeError as exc:
         fixed = normalize_line(line)
-        if fixed is None or not fixed:
+        if fixed is None:
             raise _Bad(f"invalid JSON: {exc}", False) from None
-        return _read(fixed)
+        return _read(fixed) if fixed else None
     step = rec.step_index
     if step is not None and not -_INT64 <= step < _INT64:
         msg = f"json: cannot unmarshal number {step} into Go struct field record.step_index of type int"

@@ -434,7 +434,7 @@ class CopilotAdapter(BaseAdapter):
     def _line(self, line: bytes, lineno: int) -> list[Event]:
         out: list[Event] = []
         try:
-            env, line = _read_envelope(line)
+            read = _read_envelope(line)
         except _Bad as bad:
             if self.held is not None:
                 out.append(self._release(None))
@@ -442,6 +442,9 @@ class CopilotAdapter(BaseAdapter):
                 raise self.error(bad.reason, lineno) from None
             out.append(_unknown("", bad.reason, line, lineno, bad.is_json))
             return out
+        if read is None:
+            return out
+        env, line = read
         if self.held is not None:
             out.append(self._release(env))
         self._record(env, line, lineno, out)
@@ -684,7 +687,9 @@ class CopilotAdapter(BaseAdapter):
                 delivered = None
             if delivered is not None and delivered.content_id == _content_id(body):
                 text = (delivered.prefix or "") + body + (delivered.suffix or "")
-        env, _ = _read_envelope(line)
+        read = _read_envelope(line)
+        assert read is not None
+        env = read[0]
         return Event(
             kind=EventKind.SYSTEM,
             timestamp=valid_timestamp(env.timestamp),
@@ -763,16 +768,18 @@ class _Bad(Exception):
         self.is_json = is_json
 
 
-def _read_envelope(line: bytes) -> tuple[_Envelope, bytes]:
+def _read_envelope(line: bytes) -> tuple[_Envelope, bytes] | None:
+    """Decode an envelope as the reference reads it; ``None`` for a line of Unicode
+    white space (blank to Go); raise :class:`_Bad` if it cannot."""
     try:
         return _decode_envelope(line), line
     except msgspec.ValidationError:
         return _envelope_go(line), line
     except msgspec.DecodeError as exc:
         fixed = normalize_line(line)
-        if not fixed:
+        if fixed is None:
             raise _Bad(f"invalid JSON: {exc}", False) from None
-        return _read_envelope(fixed)
+        return _read_envelope(fixed) if fixed else None
 
 
 def _envelope_go(line: bytes) -> _Envelope:
