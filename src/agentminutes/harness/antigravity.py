@@ -348,9 +348,10 @@ class AntigravityAdapter(BaseAdapter):
         self, rec: _Step, line: bytes, ts: str, prov: Provenance, out: list[Event]
     ) -> None:
         content = rec.content or ""
-        m = _MODEL.search(content)
-        if m is not None:
-            self.model = m[1]
+        if "`Model Selection`" in content:
+            m = _MODEL.search(content)
+            if m is not None:
+                self.model = m[1]
         start = content.find(_REQUEST_OPEN)
         end = content.find(_REQUEST_CLOSE)
         if start < 0 or end < start:
