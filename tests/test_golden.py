@@ -16,21 +16,22 @@ import pytest
 
 from conftest import FIXTURES, GOLDEN, canon, convert_json, stats_json
 
-
-#: ``<fixture path, "/" as "__">.<convert|stats>[.promote-<name>].json``
-_NAME = re.compile(r"^(.*)\.(convert|stats)(?:\.(promote-[\w-]+))?\.json$")
+# <transcript path, "/" written "__">.<verb>[.promote-<name>].json, as scripts/make_goldens.py
+# names them; the transcript's own name may hold dots (".jsonl", "0.146.0").
+_GOLDEN_NAME = re.compile(
+    r"(?P<stem>.+)\.(?P<verb>convert|stats)(?:\.promote-(?P<promo>[\w-]+))?\.json"
+)
 
 
 def _goldens() -> list[tuple[Path, Path, str, list[str]]]:
     cases = []
     for golden in sorted(GOLDEN.rglob("*.json")):
         harness = golden.relative_to(GOLDEN).parts[0]
-        m = _NAME.match(golden.name)
-        assert m is not None, f"unexpected golden name {golden.name}"
-        stem, verb, promo = m.group(1), m.group(2), m.group(3)
-        transcript = FIXTURES / harness / stem.replace("__", "/")
-        promote = [f"{harness}:{promo[len('promote-') :]}"] if promo else []
-        cases.append((transcript, golden, verb, promote))
+        m = _GOLDEN_NAME.fullmatch(golden.name)
+        assert m is not None, f"golden named unlike make_goldens.py does: {golden}"
+        transcript = FIXTURES / harness / m["stem"].replace("__", "/")
+        promote = [f"{harness}:{m['promo']}"] if m["promo"] else []
+        cases.append((transcript, golden, m["verb"], promote))
     return cases
 
 

@@ -94,6 +94,27 @@ def feed_lines(adapter: Adapter, lines: LineBatch) -> list[Event]:
     return out
 
 
+#: Most events one batch of end-of-input events holds (an adapter that must see the
+#: whole file, such as Antigravity's step sort, emits everything at the end).
+FINAL_BATCH_EVENTS: Final = 4096
+
+
+def _final_batches(events: list[Event], adapter: Adapter) -> Iterator[list[Event]]:
+    """The events of the last lines and of ``adapter.finish()``, in bounded batches.
+
+    An adapter that releases a whole transcript at the end offers ``drain()``,
+    ``finish()`` as a lazy iterator; taking it a batch at a time keeps memory
+    bounded.
+    """
+    drain: Callable[[], Iterable[Event]] = getattr(adapter, "drain", adapter.finish)
+    for ev in drain():
+        events.append(ev)
+        if len(events) >= FINAL_BATCH_EVENTS:
+            yield events
+            events = []
+    yield events
+
+
 @dataclass
 class Conversion:
     """One transcript on its way through an adapter.
@@ -145,9 +166,8 @@ class Conversion:
             if adapter is None:
                 adapter = self._start(b"")
             tail = splitter.flush()
-            events = feed_lines(adapter, tail) if tail else []
-            events.extend(adapter.finish())
-            yield Batch(events, splitter.lineno)
+            for events in _final_batches(feed_lines(adapter, tail) if tail else [], adapter):
+                yield Batch(events, splitter.lineno)
         except ParseError as exc:
             raise self._error(exc) from None
 
@@ -165,9 +185,8 @@ class Conversion:
             if adapter is None:
                 adapter = self._start(b"")
             tail = splitter.flush()
-            events = feed_lines(adapter, tail) if tail else []
-            events.extend(adapter.finish())
-            yield Batch(events, splitter.lineno)
+            for events in _final_batches(feed_lines(adapter, tail) if tail else [], adapter):
+                yield Batch(events, splitter.lineno)
         except ParseError as exc:
             raise self._error(exc) from None
 

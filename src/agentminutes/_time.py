@@ -8,48 +8,86 @@ fail a parse), exactly as the reference implementation does.
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from datetime import UTC, datetime
 
 __all__ = ("format_ns", "to_ns", "valid_timestamp")
 
+#: RFC 3339 as Go's ``time.Parse(time.RFC3339, …)`` accepts it: ASCII digits,
+#: upper-case ``T`` and ``Z``, a fraction of any length after ``.`` or ``,``.
+#: Field ranges are in the pattern; only the day of the month is checked apart.
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+    r"([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+    r"T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:[.,]([0-9]+))?"
+    r"(?:Z|([+-])([01][0-9]|2[0-3]):([0-5][0-9]))"
 )
 _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def valid_timestamp(value: object) -> str:
-    """Return *value* when it is a valid RFC 3339 date-time string, else ``""``."""
+    """Return *value* when it is a valid RFC 3339 date-time string, else ``""``.
+
+    A fraction may have any number of digits (instants keep nanoseconds) and
+    may follow a comma, which is returned as a point.
+    """
+    global _last_valid
     if not isinstance(value, str) or not value:
         return ""
+    last = _last_valid
+    if value == last[0]:
+        return last[1]
     m = _RFC3339.fullmatch(value)
-    if m is None:
-        return ""
-    month, day = int(m[2]), int(m[3])
-    if not (1 <= month <= 12 and 1 <= day <= _DAYS[month - 1]):
-        return ""
-    if month == 2 and day == 29 and not calendar.isleap(int(m[1])):
-        return ""
-    if int(m[4]) > 23 or int(m[5]) > 59 or int(m[6]) > 59:
-        return ""
-    if m[9] is not None and (int(m[10]) > 23 or int(m[11]) > 59):
-        return ""
-    return value
+    if m is None or (m[3] > "28" and not _day_exists(int(m[1]), int(m[2]), int(m[3]))):
+        valid = ""
+    else:
+        valid = value.replace(",", ".") if m[7] is not None else value
+    _last_valid = (value, valid)
+    return valid
+
+
+#: The last value checked: consecutive records often share a timestamp.
+_last_valid: tuple[str, str] = ("", "")
+
+
+def _day_exists(year: int, month: int, day: int) -> bool:
+    if day > _DAYS[month - 1]:
+        return False
+    return not (month == 2 and day == 29 and not calendar.isleap(year))
+
+
+@functools.lru_cache(maxsize=256)
+def _day_start(date: str) -> int:
+    """Seconds since the epoch at 00:00 UTC of ``YYYY-MM-DD``."""
+    return calendar.timegm((int(date[:4]), int(date[5:7]), int(date[8:10]), 0, 0, 0, 0, 0, 0))
+
+
+#: The last instant computed: the events of one record share their timestamp.
+_last: tuple[str, int | None] = ("", None)
 
 
 def to_ns(value: str) -> int | None:
     """Return the instant of an RFC 3339 string as integer nanoseconds since the epoch."""
+    global _last
+    last = _last
+    if value == last[0]:
+        return last[1]
+    ns = _instant(value)
+    _last = (value, ns)
+    return ns
+
+
+def _instant(value: str) -> int | None:
     m = _RFC3339.fullmatch(value)
     if m is None:
         return None
-    seconds = calendar.timegm(
-        (int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), 0, 0, 0)
-    )
-    if m[9] is not None:
-        offset = (int(m[10]) * 60 + int(m[11])) * 60
-        seconds -= offset if m[9] == "+" else -offset
-    frac = m[7] or ""
+    seconds = _day_start(value[:10]) + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6])
+    if m[8] is not None:
+        offset = int(m[9]) * 3600 + int(m[10]) * 60
+        seconds -= offset if m[8] == "+" else -offset
+    frac = m[7]
+    if frac is None:
+        return seconds * 1_000_000_000
     return seconds * 1_000_000_000 + int((frac + "000000000")[:9])
 
 

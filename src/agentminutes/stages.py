@@ -65,7 +65,7 @@ def truncate_payloads(max_bytes: int) -> Stage:
                     b = msgspec.structs.replace(
                         b, text="", truncated=True, size=len(text), digest=_digest(text)
                     )
-                if b.raw is not None and len(b.raw) > max_bytes:
+                if len(b.raw) > max_bytes:
                     data = bytes(b.raw)
                     b = msgspec.structs.replace(
                         b, raw=NO_RAW, truncated=True, size=len(data), digest=_digest(data)

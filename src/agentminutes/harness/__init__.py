@@ -25,9 +25,11 @@ from agentminutes.harness._base import (
     is_document_adapter,
     version_newer,
 )
+from agentminutes.harness.antigravity import AntigravityAdapter
 from agentminutes.harness.chatgpt import ChatGPTAdapter
 from agentminutes.harness.claude_ai import ClaudeAIAdapter
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
+from agentminutes.harness.copilot import CopilotAdapter
 from agentminutes.harness.gemini_cli import GeminiCliAdapter
 from agentminutes.harness.pi import PiAdapter
 from agentminutes.harness.turns_db import TurnsDBAdapter
@@ -54,7 +56,13 @@ __all__ = (
 )
 
 #: Every registered adapter class, in detection order (alphabetical by harness name).
-ADAPTERS: tuple[type[Adapter], ...] = (ClaudeCodeAdapter, GeminiCliAdapter, PiAdapter)
+ADAPTERS: tuple[type[Adapter], ...] = (
+    AntigravityAdapter,
+    ClaudeCodeAdapter,
+    CopilotAdapter,
+    GeminiCliAdapter,
+    PiAdapter,
+)
 
 #: Every registered whole-document adapter class, in detection order (by harness name).
 DOCUMENT_ADAPTERS: tuple[type[DocumentAdapter], ...] = (

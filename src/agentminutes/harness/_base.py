@@ -7,6 +7,10 @@ assistant-message fold, a buffered whole-file document). It does no I/O and
 knows nothing of asyncio, so the same object serves ``convert``, ``follow``,
 ``sessions`` (head only) and a map over files in a worker pool.
 
+An adapter that holds a whole transcript until the end (Antigravity's step
+sort) may also offer ``drain()``: ``finish()`` as a lazy iterator, which the
+pipeline prefers so that memory stays bounded while the events go out.
+
 Accounting: every line handed to an adapter ends as exactly one of
 
 * the provenance of at least one event,
@@ -82,12 +86,16 @@ class ParseOptions:
         text_form: ``"bare"`` (a system event's text as recorded) or
             ``"delivered"`` (as the harness delivered it to the model, wrapper
             included, where the transcript records that).
+        live: the input is a growing file that is followed: an adapter whose
+            format would make it wait for the end of input (a whole-file sort)
+            emits each record as it arrives instead.
     """
 
     permissive: bool = False
     keep_raw: bool = False
     harness_version: str = ""
     text_form: str = "bare"
+    live: bool = False
 
 
 @runtime_checkable

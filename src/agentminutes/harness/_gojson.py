@@ -1,0 +1,118 @@
+"""How the reference's Go JSON decoding reads a record, for the adapters' slow paths.
+
+The reference decodes records with Go's ``encoding/json``: object keys match
+struct fields case-insensitively (the last matching key wins), a ``null`` for
+a string field leaves it alone, invalid UTF-8 inside strings reads as U+FFFD,
+and lines are trimmed of Unicode white space. Adapters decode the common
+exact-case record with a typed msgspec Struct (``forbid_unknown_fields``, so a
+key they do not know sends the line here) and use these helpers only for
+lines that need them. Type errors are worded the way Go words them, because
+permissive output carries them as ``unknown`` reasons.
+
+Not reproduced: an exact duplicate key whose later value is ``null`` (Go keeps
+the earlier value, the dict view here keeps only the later one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import msgspec
+from msgspec import Raw
+
+__all__ = (
+    "GO_SPACE",
+    "FieldError",
+    "fold_fields",
+    "go_trim",
+    "json_kind",
+    "normalize_line",
+    "number_kind",
+    "type_error",
+)
+
+#: Go's ``unicode.IsSpace``: what ``bytes.TrimSpace`` removes around a line or a request.
+GO_SPACE: Final = (
+    " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+_decode_object = msgspec.json.Decoder(dict[str, Raw] | None).decode
+
+
+class FieldError(Exception):
+    """A value of the wrong JSON type for its field, worded like Go's ``UnmarshalTypeError``."""
+
+
+def go_trim(text: str) -> str:
+    """Trim Go's white space (not Python's, which also strips ``\\x1c``-``\\x1f``)."""
+    return text.strip(GO_SPACE)
+
+
+def normalize_line(line: bytes) -> bytes | None:
+    """The line as Go reads it, when that differs from the bytes: U+FFFD for invalid
+    UTF-8 and Unicode white space trimmed. ``None`` when nothing changes."""
+    text = line.decode("utf-8", "replace")
+    fixed = go_trim(text).encode()
+    return None if fixed == line else fixed
+
+
+def json_kind(raw: bytes | Raw) -> str:
+    """The JSON type name Go's type errors use for a value: string, number, object …"""
+    data = bytes(raw).lstrip()
+    first = data[:1]
+    if first == b'"':
+        return "string"
+    if first == b"{":
+        return "object"
+    if first == b"[":
+        return "array"
+    if first in (b"t", b"f"):
+        return "bool"
+    if first == b"n":
+        return "null"
+    return "number"
+
+
+def number_kind(raw: bytes | Raw) -> str:
+    """``number <literal>`` as Go words a number that does not fit an int field."""
+    kind = json_kind(raw)
+    return f"number {bytes(raw).decode()}" if kind == "number" else kind
+
+
+def type_error(
+    raw: bytes | Raw, where: str, gotype: str, *, int_target: bool = False
+) -> FieldError:
+    """Go's message for *raw* landing in a field of type *gotype* (``where`` names the field)."""
+    kind = number_kind(raw) if int_target else json_kind(raw)
+    return FieldError(f"json: cannot unmarshal {kind} into {where} of type {gotype}")
+
+
+def fold_fields(
+    raw: bytes | Raw, names: frozenset[str], strings: frozenset[str] = frozenset()
+) -> Mapping[str, Raw] | None:
+    """The values of *names* in a JSON object, keys matched case-insensitively, last wins.
+
+    A ``null`` does not replace an earlier value of a field in *strings* (Go
+    leaves a string alone on ``null``, but resets a pointer or a slice).
+    ``None`` for a JSON ``null`` object. Raises :class:`msgspec.ValidationError` when the
+    value is not an object, :class:`msgspec.DecodeError` when it is not JSON.
+    """
+    obj = _decode_object(raw)
+    if obj is None:
+        return None
+    out: dict[str, Raw] = {}
+    for key, value in obj.items():
+        name = key if key in names else _fold(key)
+        if name in names:
+            if name in strings and name in out and bytes(value) == b"null":
+                continue
+            out[name] = value
+    return out
+
+
+def _fold(key: str) -> str:
+    # Go's simple case folding: ASCII case, the Kelvin sign (lower() maps it to
+    # "k") and the long s.
+    return key.lower().replace("\u017f", "s")

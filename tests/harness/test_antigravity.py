@@ -1,0 +1,322 @@
+"""The Antigravity adapter on real transcripts: step order, pairing, errors, detection.
+
+Expectations are derived from the fixture records themselves (read here with
+the standard ``json`` module), not copied from our own output; the golden
+tests pin the output against the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentminutes._errors import ParseError
+from agentminutes._pipeline import Conversion, open_sync_chunks
+from agentminutes.harness import ADAPTERS, SNIFF_BYTES, Confidence, ParseOptions, detect
+from agentminutes.harness.antigravity import AntigravityAdapter
+from agentminutes.schema import Event
+from conftest import FIXTURES, convert_json, fixture_id, stats_json, transcripts
+
+ALL = transcripts("antigravity")
+SMALL = FIXTURES / "antigravity/agent-sessions/cli_small_2026-06-26.jsonl"
+UNSORTED = FIXTURES / "antigravity/agent-sessions/cli_small.jsonl"
+IDE = FIXTURES / "antigravity/vibe-coding/ide-6d51c53d/transcript.jsonl"
+COMPACT = FIXTURES / "antigravity/health-connect/cli-fc6e6de7/transcript.jsonl"
+FULL = FIXTURES / "antigravity/vibe-coding/cli-d580aa81/transcript_full.jsonl"
+DRIFT = FIXTURES / "antigravity/agent-sessions/cli_schema_drift.jsonl"
+
+
+def records(path: Path) -> dict[int, dict[str, Any]]:
+    """The fixture's records by line number."""
+    out = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if line.strip():
+            out[n] = json.loads(line)
+    return out
+
+
+def write(tmp_path: Path, recs: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "transcript_full.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    return path
+
+
+def events_of(path: Path, **options: Any) -> list[Event]:
+    conv = Conversion(name=str(path), options=ParseOptions(**options))
+    return list(conv.iter_events(open_sync_chunks(path)))
+
+
+# -- detection -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ALL, ids=[fixture_id(p) for p in ALL])
+def test_every_fixture_is_detected_as_certain(path: Path) -> None:
+    cls, confidence = detect(path.read_bytes()[:SNIFF_BYTES])
+    assert cls is AntigravityAdapter
+    assert confidence == Confidence.CERTAIN
+
+
+OTHERS = [p for cls in ADAPTERS if cls.name != "antigravity" for p in transcripts(cls.name)]
+
+
+@pytest.mark.parametrize("path", OTHERS, ids=[fixture_id(p) for p in OTHERS])
+def test_other_harnesses_transcripts_are_not_claimed(path: Path) -> None:
+    assert AntigravityAdapter.sniff(path.read_bytes()[:SNIFF_BYTES]) == Confidence.NO_MATCH
+
+
+def test_unknown_step_type_is_only_possible(tmp_path: Path) -> None:
+    first = dict(records(SMALL)[1], type="HOLOGRAM_STEP")
+    head = write(tmp_path, [first]).read_bytes()
+    assert AntigravityAdapter.sniff(head) == Confidence.POSSIBLE
+
+
+# -- the whole-file step order ---------------------------------------------------------
+
+
+def test_events_follow_step_index_then_file_order() -> None:
+    recs = records(UNSORTED)
+    order = sorted(recs, key=lambda n: (recs[n]["step_index"], n))
+    assert order != sorted(recs), "the fixture should be out of order"
+    lines = []
+    for ev in convert_json(UNSORTED)["events"]:
+        line = ev["provenance"]["line"]
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    assert lines == order
+
+
+def test_whole_file_mode_waits_for_the_end_and_live_mode_does_not() -> None:
+    lines = [(n, line) for n, line in enumerate(SMALL.read_bytes().split(b"\n"), 1) if line]
+    whole = AntigravityAdapter()
+    assert all(whole.feed(line, n) == [] for n, line in lines)
+    held = list(whole.finish())
+    live = AntigravityAdapter(ParseOptions(live=True))
+    streamed = [ev for n, line in lines for ev in live.feed(line, n)]
+    assert streamed
+    assert list(live.finish()) == []
+    assert streamed == held
+
+
+@pytest.mark.parametrize("path", [COMPACT, FULL, IDE], ids=fixture_id)
+def test_live_mode_equals_whole_file_on_ordered_transcripts(path: Path) -> None:
+    assert events_of(path, live=True) == events_of(path)
+
+
+def test_live_mode_reports_a_late_step_where_it_arrives() -> None:
+    live = events_of(UNSORTED, live=True)
+    lines = [ev.provenance.line for ev in live if ev.provenance]
+    assert lines == sorted(lines)
+    assert sorted(lines) == sorted(
+        ev.provenance.line for ev in events_of(UNSORTED) if ev.provenance
+    )
+
+
+def test_live_state_survives_a_snapshot_mid_file() -> None:
+    lines = [(n, line) for n, line in enumerate(FULL.read_bytes().split(b"\n"), 1) if line]
+    half = len(lines) // 2
+    first = AntigravityAdapter(ParseOptions(live=True))
+    out = [ev for n, line in lines[:half] for ev in first.feed(line, n)]
+    state = first.snapshot()
+    pickle.loads(state)  # plain data
+    second = AntigravityAdapter(ParseOptions(live=True))
+    second.restore(state)
+    out += [ev for n, line in lines[half:] for ev in second.feed(line, n)]
+    assert out == events_of(FULL)
+
+
+# -- pairing and errors -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [SMALL, COMPACT, FULL, IDE], ids=fixture_id)
+def test_results_answer_the_latest_planners_calls_in_order(path: Path) -> None:
+    recs = records(path)
+    pending: list[str] = []
+    expected: dict[int, str] = {}
+    always = {"RUN_COMMAND", "VIEW_FILE", "LIST_DIRECTORY", "GREP_SEARCH", "SEARCH_WEB"}
+    always |= {"READ_URL_CONTENT", "CODE_ACTION", "MCP_TOOL"}
+    for n in sorted(recs, key=lambda n: (recs[n]["step_index"], n)):
+        rec = recs[n]
+        step = rec["step_index"]
+        if rec["type"] == "PLANNER_RESPONSE":
+            pending = [f"step-{step}:call-{k}" for k in range(len(rec.get("tool_calls") or []))]
+        elif rec["type"] in always or (rec["type"] in ("GENERIC", "ASK_QUESTION") and pending):
+            expected[n] = pending.pop(0) if pending else f"step-{step}:orphan"
+    got = {
+        ev["provenance"]["line"]: ev["tool_result"]["tool_call_id"]
+        for ev in convert_json(path)["events"]
+        if ev["kind"] == "tool_result"
+    }
+    assert got == expected
+    assert expected, "the fixture should have results"
+
+
+def test_calls_carry_step_ids_names_and_verbatim_arguments() -> None:
+    recs = records(COMPACT)
+    for ev in convert_json(COMPACT)["events"]:
+        if ev["kind"] != "tool_call":
+            continue
+        rec = recs[ev["provenance"]["line"]]
+        call = ev["tool_call"]
+        step, k = call["tool_call_id"].removeprefix("step-").split(":call-")
+        assert int(step) == rec["step_index"]
+        assert ev["message_id"] == f"step-{step}"
+        native = rec["tool_calls"][int(k)]
+        assert call["name"] == native["name"]
+        # The compact form's string-encoded argument values are not decoded.
+        assert call["input"] == native["args"]
+
+
+def _session(tmp_path: Path, result: dict[str, Any], call: str = "run_command") -> Any:
+    planner = {"step_index": 0, "type": "PLANNER_RESPONSE", "tool_calls": [{"name": call}]}
+    recs = [planner, {"step_index": 1, **result}]
+    return convert_json(write(tmp_path, recs), harness="antigravity")
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        ("The command exited with code 2.", True),
+        ("The command exited with code 0.", False),
+        ("The command exited with code 2", False),
+        ("The command failed with exit code: 1", False),
+        ("Created At: x\n\nThe command exited with code 2.", False),
+    ],
+)
+def test_a_non_zero_exit_code_marks_a_run_command_result(
+    tmp_path: Path, content: str, error: bool
+) -> None:
+    base = records(FULL)
+    run = next(r for r in base.values() if r["type"] == "RUN_COMMAND")
+    doc = _session(tmp_path, dict(run, content=content))
+    result = doc["events"][-1]["tool_result"]
+    assert result.get("is_error", False) is error
+    assert result["tool_name"] == "run_command"
+
+
+def test_exit_code_text_is_no_error_for_other_tools(tmp_path: Path) -> None:
+    doc = _session(
+        tmp_path, {"type": "VIEW_FILE", "content": "The command exited with code 2."}, "view_file"
+    )
+    assert "is_error" not in doc["events"][-1]["tool_result"]
+
+
+def test_the_error_field_marks_any_result(tmp_path: Path) -> None:
+    doc = _session(tmp_path, {"type": "VIEW_FILE", "content": "x", "error": "boom"}, "view_file")
+    assert doc["events"][-1]["tool_result"]["is_error"] is True
+
+
+def test_no_usage_means_no_totals() -> None:
+    for path in ALL:
+        doc = convert_json(path)
+        assert "totals" not in doc
+        assert all("usage" not in ev.get("assistant_message", {}) for ev in doc["events"])
+        assert "totals" not in stats_json(path)
+
+
+# -- steps the reference rejects ----------------------------------------------------------
+
+
+def test_ide_steps_are_read_strictly() -> None:
+    recs = records(IDE)
+    doc = convert_json(IDE)
+    assert doc["report"].get("unknown_events", 0) == 0
+    by_line: dict[int, list[dict[str, Any]]] = {}
+    for ev in doc["events"]:
+        by_line.setdefault(ev["provenance"]["line"], []).append(ev)
+    types = {rec["type"] for rec in recs.values()}
+    assert {"KNOWLEDGE_ARTIFACTS", "MCP_TOOL"} <= types
+    for n, rec in recs.items():
+        kinds = [ev["kind"] for ev in by_line[n] if ev["kind"] != "session_meta"]
+        if rec["type"] == "KNOWLEDGE_ARTIFACTS":
+            assert kinds == ["system"]
+            assert by_line[n][-1]["system"]["subtype"] == "knowledge_artifacts"
+        elif rec["type"] == "MCP_TOOL":
+            assert kinds == ["tool_result"]
+            assert by_line[n][0]["tool_result"]["tool_name"] == "call_mcp_tool"
+
+
+def test_browser_navigate_is_a_system_event_with_nothing_pending() -> None:
+    events = convert_json(DRIFT)["events"]
+    assert [ev["kind"] for ev in events if ev["provenance"]["line"] == 3] == ["system"]
+    assert events[-1]["system"]["subtype"] == "browser_navigate"
+
+
+# -- meta, versions and errors ----------------------------------------------------------------
+
+
+def test_harness_version_is_metadata_only() -> None:
+    plain = convert_json(FULL)
+    hinted = convert_json(FULL, harness_version="1.2.3")
+    assert hinted["meta"] == {"harness": "antigravity", "harness_version": "1.2.3"}
+    assert hinted["events"][0]["session_meta"] == hinted["meta"]
+    assert hinted["events"][1:] == plain["events"][1:]
+
+
+def _future_step(tmp_path: Path) -> Path:
+    recs = list(records(SMALL).values())
+    recs.append(dict(recs[-1], step_index=99, type="HOLOGRAM_STEP"))
+    return write(tmp_path, recs)
+
+
+def test_an_unknown_step_from_a_newer_release_suggests_format_drift(tmp_path: Path) -> None:
+    path = _future_step(tmp_path)
+    with pytest.raises(ParseError) as err:
+        convert_json(path, harness_version="9.0.0")
+    text = str(err.value)
+    assert 'unrecognized record type "HOLOGRAM_STEP"' in text
+    assert "newer than last checked 1.2.11" in text
+    assert "format drift" in text
+    assert text.endswith(f"at line {len(records(SMALL)) + 1}")
+    with pytest.raises(ParseError) as err:
+        convert_json(path, harness_version=AntigravityAdapter.last_checked)
+    assert "drift" not in str(err.value)
+    assert "(harness version 1.2.11)" in str(err.value)
+
+
+def test_permissive_keeps_unknown_steps_and_broken_lines_as_json(tmp_path: Path) -> None:
+    path = _future_step(tmp_path)
+    with path.open("a") as f:
+        f.write('{"step_index": 100, "type": \n')
+    doc = convert_json(path, permissive=True)
+    unknown = [ev["unknown"] for ev in doc["events"] if ev["kind"] == "unknown"]
+    assert unknown[0]["record_type"] == "HOLOGRAM_STEP"
+    assert unknown[1]["reason"].startswith("invalid JSON")
+    assert unknown[1]["raw"] == '{"step_index": 100, "type":'
+    assert doc["report"]["unknown_events"] == 2
+
+
+def test_keys_match_in_any_letter_case_as_the_reference_reads_them(tmp_path: Path) -> None:
+    rec = records(SMALL)[1]
+    shouting = {k.upper(): v for k, v in rec.items()}
+    doc = convert_json(write(tmp_path, [shouting]), harness="antigravity")
+    assert [ev["kind"] for ev in doc["events"]] == ["session_meta", "user_message", "system"]
+    assert doc["events"][1]["timestamp"] == rec["created_at"]
+
+
+def test_a_wrongly_typed_field_is_reported_in_gos_words(tmp_path: Path) -> None:
+    rec = dict(records(SMALL)[4], content=5)
+    with pytest.raises(
+        ParseError,
+        match=r"cannot unmarshal number into Go struct field record\.content of type string at line 1",
+    ):
+        convert_json(write(tmp_path, [rec]))
+
+
+def test_a_comma_fraction_is_a_valid_timestamp(tmp_path: Path) -> None:
+    rec = dict(records(SMALL)[8], created_at="2026-06-26T21:16:22,25Z")
+    doc = convert_json(write(tmp_path, [rec]))
+    assert doc["events"][0]["timestamp"] == "2026-06-26T21:16:22.25Z"
+
+
+def test_held_steps_leave_the_pipeline_in_bounded_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentminutes._pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "FINAL_BATCH_EVENTS", 10)
+    conv = Conversion(name=str(FULL))
+    batches = [b.events for b in conv.iter_batches(open_sync_chunks(FULL))]
+    assert max(len(events) for events in batches) <= 10
+    assert [ev for events in batches for ev in events] == events_of(FULL)

@@ -1,0 +1,50 @@
+"""RFC 3339 timestamps as the reference (Go's ``time.Parse(time.RFC3339, …)``) accepts them."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentminutes._time import to_ns, valid_timestamp
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        ("2025-12-18T21:32:05Z", "2025-12-18T21:32:05Z"),
+        ("2025-12-18T21:32:05.000Z", "2025-12-18T21:32:05.000Z"),
+        ("2025-12-18T21:32:05,5Z", "2025-12-18T21:32:05.5Z"),
+        ("2025-12-18T21:32:05.1234567891+00:00", "2025-12-18T21:32:05.1234567891+00:00"),
+        ("2024-02-29T00:00:00-05:30", "2024-02-29T00:00:00-05:30"),
+    ],
+)
+def test_accepted(value: str, kept: str) -> None:
+    assert valid_timestamp(value) == kept
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2025-12-18t21:32:05Z",
+        "2025-12-18T21:32:05z",
+        "2025-12-18 21:32:05Z",
+        "2025-12-18T21:32:05",
+        "2025-12-18T21:32:05+0200",
+        "2025-12-18T21:32:60Z",
+        "2025-12-18T24:00:00Z",
+        "2023-02-29T00:00:00Z",
+        "2025-04-31T00:00:00Z",
+        "2025-1-18T21:32:05Z",
+        "2025-12-18T21:32:28.Z",
+        " 2025-12-18T21:32:05Z",
+        "２０２５-12-18T21:32:05Z",
+    ],
+)
+def test_rejected(value: str) -> None:
+    assert valid_timestamp(value) == ""
+
+
+def test_instants_compare_across_offsets_and_truncate_to_nanoseconds() -> None:
+    assert to_ns("2025-12-18T21:32:05Z") == to_ns("2025-12-18T23:32:05+02:00")
+    assert to_ns("1970-01-01T00:00:01.1234567891Z") == 1_123_456_789
+    assert to_ns("1970-01-01T00:00:00,5Z") == 500_000_000
+    assert to_ns("not a time") is None
