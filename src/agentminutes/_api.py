@@ -9,8 +9,8 @@ globals, picklable arguments.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Sequence
+from typing import Any, cast
 
 from agentminutes._errors import UsageError
 from agentminutes._pipeline import (
@@ -94,12 +94,12 @@ async def events(
         ParseError: a line no rule accepts (harness, version and line are named).
         DetectError, SourceError: the input is not a readable transcript.
     """
-    options = dict(
-        permissive=permissive,
-        keep_raw=keep_raw,
-        harness_version=harness_version,
-        text_form=text_form,
-    )
+    options = {
+        "permissive": permissive,
+        "keep_raw": keep_raw,
+        "harness_version": harness_version,
+        "text_form": text_form,
+    }
     conversion = _conversion(source, harness, options)
     chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
     async for batch in _batches(source, conversion, chain):
@@ -131,7 +131,7 @@ def _drive(batches: AsyncIterator[Batch]) -> Iterator[Batch]:
     built-in stages. A stage that does wait gets a clear error.
     """
     while True:
-        step = batches.__anext__()
+        step = cast("Coroutine[Any, Any, Batch]", batches.__anext__())
         try:
             step.send(None)
         except StopIteration as done:
