@@ -36,7 +36,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -240,7 +240,7 @@ class Follower:
 
     # -- the loop ---------------------------------------------------------------
 
-    async def batches(self) -> AsyncIterator[Batch]:
+    async def batches(self) -> AsyncGenerator[Batch, None]:
         """Batches of events, as the transcripts grow, until :meth:`stop` or ``idle_exit``."""
         cfg = self.config
         try:
