@@ -5,6 +5,8 @@ stays cheap):
 
 * parsing: :func:`events` / :func:`parse` (async), :func:`iter_events` / :func:`load` (sync),
   :func:`detect`;
+* live: :func:`follow` (one transcript's events as it is written) and :func:`follow_many`
+  (:class:`Envelope` s of several transcripts or folders);
 * the schema: :class:`Session`, :class:`Event` and its payload types, :class:`Stats`;
 * the pipeline parts: :class:`Batch`, :data:`Stage`, :func:`per_event`, the adapters'
   :class:`~agentminutes.harness.Adapter` protocol and registry (``agentminutes.harness``);
@@ -21,6 +23,7 @@ __all__ = (
     "AgentminutesError",
     "Batch",
     "DetectError",
+    "Envelope",
     "Event",
     "ParseError",
     "Session",
@@ -31,6 +34,8 @@ __all__ = (
     "__version__",
     "detect",
     "events",
+    "follow",
+    "follow_many",
     "iter_events",
     "load",
     "parse",
@@ -50,6 +55,9 @@ _LAZY = {
     "Stage": "agentminutes._pipeline",
     "per_event": "agentminutes._pipeline",
     "events": "agentminutes._api",
+    "follow": "agentminutes._api",
+    "follow_many": "agentminutes._api",
+    "Envelope": "agentminutes._follow",
     "parse": "agentminutes._api",
     "iter_events": "agentminutes._api",
     "load": "agentminutes._api",
@@ -57,7 +65,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from agentminutes._api import events, iter_events, load, parse
+    from agentminutes._api import events, follow, follow_many, iter_events, load, parse
     from agentminutes._detect import detect
     from agentminutes._errors import (
         AgentminutesError,
@@ -66,6 +74,7 @@ if TYPE_CHECKING:
         SourceError,
         UsageError,
     )
+    from agentminutes._follow import Envelope
     from agentminutes._pipeline import Batch, Stage, per_event
     from agentminutes.schema import Event, Session, Stats
 

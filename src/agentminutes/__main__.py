@@ -38,6 +38,10 @@ def _fast_path(argv: list[str]) -> int | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with *argv* (default ``sys.argv[1:]``); return the exit status."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["follow"]:
+        from agentminutes._signals import catch_early_signals
+
+        catch_early_signals()
     from agentminutes._errors import AgentminutesError
 
     try:

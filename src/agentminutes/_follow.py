@@ -139,6 +139,8 @@ class FollowConfig:
     state: FollowState | None = None
     #: Put checkpoint entries (with adapter snapshots) into batch marks.
     checkpoint: bool = False
+    #: Setting this event stops the follow as :meth:`Follower.stop` does (flushing).
+    stop_event: anyio.Event | None = None
     notice: Callable[[str], None] = _stderr_notice
 
 
@@ -266,7 +268,7 @@ class Follower:
                 if cfg.idle_exit is not None:
                     timeout = min(timeout, max(0.0, self._last_activity + cfg.idle_exit - now))
                 try:
-                    changed = await waker.wait(timeout)
+                    changed = await self._wait(waker, timeout)
                 except Exception as exc:  # the notifier failed at run time
                     self._fall_back_to_polling(f"file notification failed ({exc})")
                     changed = None
@@ -302,6 +304,26 @@ class Follower:
                 self._waker = None
             for tr in self.files.values():
                 tr.tail.close()
+
+    async def _wait(self, waker: Waker, max_wait: float) -> set[str] | None:
+        """The waker's wait, cut short when the configured stop event is set."""
+        event = self.config.stop_event
+        if event is None:
+            return await waker.wait(max_wait)
+        if event.is_set():
+            self.stop()
+            return set()
+        result: set[str] | None = set()
+        async with anyio.create_task_group() as tg:
+
+            async def stop_on_event() -> None:
+                await event.wait()
+                self.stop()
+
+            tg.start_soon(stop_on_event)
+            result = await waker.wait(max_wait)
+            tg.cancel_scope.cancel()
+        return result
 
     async def _drain(self, tr: _Transcript) -> AsyncIterator[Batch]:
         while tr.status in ("new", "active"):

@@ -28,6 +28,7 @@ import msgspec
 from agentminutes._errors import SourceError
 from agentminutes._follow import Follower, Mark
 from agentminutes._pipeline import Batch, Stage, apply_stages
+from agentminutes._signals import early_signals
 from agentminutes._state import FollowState
 from agentminutes.sinks import (
     Encode,
@@ -213,16 +214,22 @@ async def _watch_signals(
     *,
     task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
+
+    def on_signal(signum: int) -> None:
+        if follower.stopping:
+            scope.cancel()
+            return
+        # SIGTERM with --state is a pause (a supervisor restarting us): keep what
+        # the adapters hold in the state; otherwise write it now.
+        follower.stop(flush=not (signum == signal.SIGTERM and has_state))
+        scope.deadline = anyio.current_time() + STOP_GRACE_S
+
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         task_status.started()
+        while early_signals:
+            on_signal(early_signals.pop(0))
         async for signum in signals:
-            if follower.stopping:
-                scope.cancel()
-                continue
-            # SIGTERM with --state is a pause (a supervisor restarting us): keep what
-            # the adapters hold in the state; otherwise write it now.
-            follower.stop(flush=not (signum == signal.SIGTERM and has_state))
-            scope.deadline = anyio.current_time() + STOP_GRACE_S
+            on_signal(signum)
 
 
 def follow_main(
@@ -293,7 +300,18 @@ def follow_main(
             follower, stages=stages, to=to, state=follow_state, notice=config.notice
         )
 
-    return anyio.run(main)
+    try:
+        return anyio.run(main)
+    except BaseExceptionGroup as group:
+        # Task groups wrap what the pipeline raised; the CLI reports the error itself.
+        raise _first_leaf(group) from None
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _fast_parser() -> Any:

@@ -35,6 +35,7 @@ import contextlib
 import json
 import os
 import tempfile
+import time
 from typing import Any, Final
 
 from agentminutes._errors import UsageError
@@ -52,6 +53,7 @@ class FollowState:
         self.path = os.path.abspath(path)
         self.entries: dict[str, dict[str, Any]] = {}
         self.dirty = False
+        self._saved_at = time.monotonic()
         self._load()
 
     def _load(self) -> None:
@@ -99,8 +101,14 @@ class FollowState:
         self.entries[key] = entry
         self.dirty = True
 
+    def save_if_due(self, interval: float = 1.0) -> None:
+        """:meth:`save`, at most once per *interval* seconds."""
+        if self.dirty and time.monotonic() - self._saved_at >= interval:
+            self.save()
+
     def save(self) -> None:
         """Write the file atomically, if anything changed since the last save."""
+        self._saved_at = time.monotonic()
         if not self.dirty:
             return
         doc = {

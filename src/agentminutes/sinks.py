@@ -310,6 +310,8 @@ class SocketSink:
     deferred = True
     BACKOFF_MIN: ClassVar[float] = 0.05
     BACKOFF_MAX: ClassVar[float] = 5.0
+    #: Below this buffer size the kernel's send buffer is shrunk to match.
+    SMALL_BUFFER: ClassVar[int] = 256 << 10
 
     def __init__(
         self,
@@ -459,6 +461,10 @@ class SocketSink:
                 raise
             if fam != socket.AF_UNIX:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._limit < self.SMALL_BUFFER:
+                # A small buffer asked for is small in the kernel too, so backpressure
+                # reaches the follower after about that much, not after megabytes.
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self._limit)
             return sock
         raise error
 
