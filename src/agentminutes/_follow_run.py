@@ -140,6 +140,13 @@ class _Progress:
         if self.state is not None and isinstance(mark, Mark) and mark.entry is not None:
             self.state.update(mark.transcript, mark.entry)
 
+    async def save_periodically(self, sink: _FollowSink) -> None:
+        """Save once a second while progress is unsaved (the pipeline may be
+        waiting on a full sink buffer meanwhile, delivering in the background)."""
+        while True:
+            await anyio.sleep(SAVE_INTERVAL_S)
+            self.maybe_save(sink)
+
     def maybe_save(self, sink: _FollowSink) -> None:
         if self.state is not None and self.state.dirty:
             now = time.monotonic()
@@ -173,6 +180,8 @@ async def run_follow(
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
                 await tg.start(_watch_signals, follower, scope, state is not None)
+                if state is not None:
+                    tg.start_soon(progress.save_periodically, sink)
                 try:
                     async with aclosing(follower.batches()) as source:
                         staged = apply_stages(source, stages)
