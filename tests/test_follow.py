@@ -343,3 +343,15 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     h = FollowProc("--to", "ftp://x")
     assert h.wait_exit() == 1
     assert len(h.stderr.strip().splitlines()) == 1
+
+
+def test_fast_path_takes_the_same_options_as_the_typer_command() -> None:
+    """``follow`` starts without typer; its parser must not drift from the documented one."""
+    import inspect
+
+    from agentminutes._cli import follow
+    from agentminutes._follow_run import _fast_parser, follow_main
+
+    typer_names = set(inspect.signature(follow).parameters)
+    fast_names = {a.dest for a in _fast_parser()._actions}
+    assert typer_names == fast_names == set(inspect.signature(follow_main).parameters)

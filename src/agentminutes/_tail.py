@@ -333,7 +333,10 @@ class NotifyWaker(Waker):
         from watchfiles._rust_notify import RustNotify
 
         self._stop = _Flag()
-        self._rust = RustNotify(list(paths), False, False, 300, recursive, True)
+        # ignore_permission_denied=False: watchfiles would otherwise ignore *every*
+        # error adding a watch (a missing folder, an exhausted inotify budget) and
+        # watch nothing; raising lets the follower fall back to polling instead.
+        self._rust = RustNotify(list(paths), False, False, 300, recursive, False)
         self._busy_until = 0.0
         self._running = threading.Event()
         self._running.set()
