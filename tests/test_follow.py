@@ -355,3 +355,26 @@ def test_fast_path_takes_the_same_options_as_the_typer_command() -> None:
     typer_names = set(inspect.signature(follow).parameters)
     fast_names = {a.dest for a in _fast_parser()._actions}
     assert typer_names == fast_names == set(inspect.signature(follow_main).parameters)
+
+
+def test_many_transcripts_do_not_hold_a_file_each(tmp_path: Path) -> None:
+    """A folder of many finished transcripts: files are released, and reopened when they grow."""
+    lines = lines_of(SMALL)
+    files = [tmp_path / f"p{i // 20}" / f"s{i:03}.jsonl" for i in range(150)]
+    for p in files:
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(b"".join(lines[:8]))
+    per_file = len([e for e in expected(SMALL) if e["provenance"].get("end_line", 0) <= 8]) - 1
+    f = FollowProc(tmp_path)
+    try:
+        f.wait_lines(150 * per_file, timeout=30)
+        open_files = len(os.listdir(f"/proc/{f.proc.pid}/fd"))
+        assert open_files < 100
+        append(files[0], lines[8:])  # released long ago: reopened when it grows
+        f.wait_lines(150 * per_file + len(expected(SMALL)) - per_file - 1)
+        assert f.stop(signal.SIGINT) == 0
+    finally:
+        f.kill()
+    first = [e["event"] for e in f.events if e["transcript"] == str(files[0])]
+    assert first == expected(SMALL)
+    assert len(f.events) == 150 * per_file + (len(expected(SMALL)) - per_file) + 149

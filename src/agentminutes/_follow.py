@@ -68,6 +68,8 @@ RECONCILE_S: Final = 2.0
 #: How often folders are walked for transcripts notification may have missed (s).
 RESCAN_NOTIFY_S: Final = 30.0
 RESCAN_POLL_S: Final = 1.0
+#: Files kept open at most; the least recently active others are released (reopened on change).
+MAX_OPEN_FILES: Final = 64
 
 _digest_encoder = msgspec.json.Encoder()
 
@@ -176,6 +178,7 @@ class _Transcript:
         self.session: dict[str, str] | None = None
         self.error: AgentminutesError | None = None
         self.again = False
+        self.last_active = 0.0
 
     def drop_suppressed(self, events: list[Event]) -> list[Event]:
         if not self.suppress:
@@ -210,6 +213,7 @@ class Follower:
         self._waker: Waker | None = None
         self._waker_forced_poll = False
         self._last_activity = time.monotonic()
+        self._open: set[str] = set()
         for t in self.targets:
             if not t.folder:
                 tr = _Transcript(t.path, single=not self.multi, named=True)
@@ -339,9 +343,26 @@ class Follower:
                 tr.tail.close()
                 return
             if not (tr.tail.behind or tr.again):
+                self._limit_open(tr)
                 return
             tr.again = False
             await anyio.lowlevel.checkpoint()
+
+    def _limit_open(self, tr: _Transcript) -> None:
+        """Keep at most :data:`MAX_OPEN_FILES` transcripts open (many-file folders)."""
+        if not self.multi:
+            return
+        if tr.tail.is_open and tr.status == "active":
+            self._open.add(tr.key)
+        else:
+            self._open.discard(tr.key)
+        while len(self._open) > MAX_OPEN_FILES:
+            oldest = min(
+                self._open, key=lambda k: self.files[k].last_active if k in self.files else 0
+            )
+            self._open.discard(oldest)
+            if oldest in self.files:
+                self.files[oldest].tail.release()
 
     # -- waking -----------------------------------------------------------------
 
@@ -526,7 +547,7 @@ class Follower:
         events: list[Event] = []
         position: dict[str, Any] | None = None
         if lines:
-            self._last_activity = time.monotonic()
+            self._last_activity = tr.last_active = time.monotonic()
             if self._waker is not None:
                 self._waker.note_activity()
             events, failed_at = self._feed(tr, lines, base_offset)

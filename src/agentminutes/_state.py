@@ -34,7 +34,6 @@ import base64
 import contextlib
 import json
 import os
-import tempfile
 import time
 from typing import Any, Final
 
@@ -118,7 +117,8 @@ class FollowState:
         }
         data = json.dumps(doc, indent=1, sort_keys=True).encode() + b"\n"
         folder = os.path.dirname(self.path)
-        fd, tmp = tempfile.mkstemp(prefix=".agentminutes-state-", dir=folder)
+        tmp = os.path.join(folder, f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)

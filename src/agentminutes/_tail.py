@@ -102,6 +102,14 @@ class TailFile:
             os.close(self._fd)
             self._fd = None
 
+    def release(self) -> None:
+        """Close the file but keep the position: :meth:`read` reopens it once it changes.
+
+        For folders of many transcripts, most of them finished: one open file
+        each would exhaust the process's file descriptors.
+        """
+        self.close()
+
     def resume(
         self, *, offset: int, lineno: int, dev: int, ino: int, head: tuple[int, str], marker: str
     ) -> str | None:
@@ -189,8 +197,18 @@ class TailFile:
         ``behind`` tells whether more bytes are waiting.
         """
         self.behind = False
-        if self._fd is None and not self.open():
-            return [], None
+        if self._fd is None:
+            if self.ino:  # released: reopen only if the path changed since
+                try:
+                    st0 = os.stat(self.path)
+                except (FileNotFoundError, NotADirectoryError):
+                    return [], "removed"
+                if st0.st_ino != self.ino or st0.st_dev != self.dev:
+                    return [], "replaced"
+                if st0.st_size == self.read_pos and st0.st_mtime_ns == self._mtime_ns:
+                    return [], None
+            if not self.open():
+                return [], None
         fd = self._fd
         assert fd is not None
         try:
