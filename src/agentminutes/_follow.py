@@ -49,13 +49,12 @@ from agentminutes._roots import is_transcript_name, transcript_patterns
 from agentminutes._sources import LineBatch
 from agentminutes._state import FollowState, encode_snapshot
 from agentminutes._tail import (
-    MARKER_BYTES,
     PollWaker,
     TailFile,
     Waker,
-    _sha,
-    _tail_of,
     make_waker,
+    marker_after,
+    sha256_hex,
 )
 from agentminutes.harness import SNIFF_BYTES, Adapter, ParseOptions, adapter_class, detect
 from agentminutes.schema import Event, EventKind
@@ -538,7 +537,7 @@ class Follower:
                 return None
             tr.dormant = None
         base_offset = tr.tail.splitter.offset
-        base_marker = tr.tail._commit_tail
+        base_marker = tr.tail.commit_marker
         try:
             lines, reset = tr.tail.read()
         except OSError as exc:
@@ -557,7 +556,7 @@ class Follower:
                 position.update(
                     offset=offset,
                     line=lines[i][0] - 1,
-                    marker_sha256=_sha(_tail_of(base_marker, lines[:i])[-MARKER_BYTES:]),
+                    marker_sha256=sha256_hex(marker_after(base_marker, lines[:i])),
                 )
         if reset is not None:
             events.extend(self._reset(tr, reset))

@@ -43,7 +43,9 @@ __all__ = (
     "TailFile",
     "Waker",
     "make_waker",
+    "marker_after",
     "notify_unavailable_reason",
+    "sha256_hex",
     "tail_lines",
 )
 
@@ -55,7 +57,7 @@ MARKER_BYTES: Final = 32
 READ_BYTES: Final = 1 << 20
 
 
-def _sha(data: bytes) -> str:
+def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
@@ -126,11 +128,11 @@ class TailFile:
             return f"it is shorter ({size} bytes) than the saved offset ({offset})"
         head_len, head_sha = head
         first = os.pread(self._fd, head_len, 0)
-        if len(first) != head_len or _sha(first) != head_sha:
+        if len(first) != head_len or sha256_hex(first) != head_sha:
             return "its first bytes differ from the file that was read"
         k = min(MARKER_BYTES, offset)
         before = os.pread(self._fd, k, offset - k)
-        if _sha(before) != marker:
+        if sha256_hex(before) != marker:
             return "the bytes before the saved offset changed"
         del dev, ino  # content decides; see the docstring
         self._head = os.pread(self._fd, min(HEAD_BYTES, offset), 0)
@@ -250,7 +252,7 @@ class TailFile:
         self._tail = (self._tail + data[-MARKER_BYTES:])[-MARKER_BYTES:]
         lines = self.splitter.push(data)
         if lines:
-            self._commit_tail = _tail_of(self._commit_tail, lines)
+            self._commit_tail = marker_after(self._commit_tail, lines)
         return lines
 
     # -- checkpoints ----------------------------------------------------------------
@@ -265,9 +267,14 @@ class TailFile:
             "dev": self.dev,
             "ino": self.ino,
             "head_len": len(head),
-            "head_sha256": _sha(head),
-            "marker_sha256": _sha(self._commit_tail),
+            "head_sha256": sha256_hex(head),
+            "marker_sha256": sha256_hex(self._commit_tail),
         }
+
+    @property
+    def commit_marker(self) -> bytes:
+        """The (at most :data:`MARKER_BYTES`) bytes just before the resume offset."""
+        return self._commit_tail
 
     @property
     def pending(self) -> int:
@@ -275,7 +282,7 @@ class TailFile:
         return self.splitter.pending
 
 
-def _tail_of(previous: bytes, lines: LineBatch) -> bytes:
+def marker_after(previous: bytes, lines: LineBatch) -> bytes:
     """The last MARKER_BYTES bytes of *previous* followed by *lines* (newlines restored)."""
     out = b""
     for _, raw in reversed(lines):

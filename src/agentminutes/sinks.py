@@ -360,8 +360,16 @@ class SocketSink:
 
     async def send(self, batch: Batch) -> None:
         data = self._encode(batch)
+        if not data and not self._queue:
+            # Nothing to write (progress over skipped records, or a tick): delivered
+            # as soon as everything before it was.
+            if self._on_delivered is not None and batch.mark is not None:
+                self._on_delivered(batch.mark)
+            return
         while self._queue and self._queued + len(data) > self._limit:
             await self._changed.wait()
+        if not data and batch.mark is None:
+            return
         self._queue.append((data, batch.mark))
         self._queued += len(data)
         self._poke()
