@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -93,9 +94,20 @@ class FollowProc:
         return [json.loads(x) for x in list(self.lines)]
 
     def wait_lines(self, n: int, timeout: float = 15.0) -> None:
-        wait_for(
-            lambda: len(self.lines) >= n, timeout, f"{n} output lines (have {len(self.lines)})"
-        )
+        try:
+            wait_for(lambda: len(self.lines) >= n, timeout, f"{n} output lines")
+        except AssertionError:
+            alive = self.proc.poll() is None
+            if alive:
+                self.proc.send_signal(signal.SIGINT)  # its summary line says what it saw
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(5)
+            self.kill()
+            self._finish_quietly()
+            raise AssertionError(
+                f"timed out waiting for {n} output lines (have {len(self.lines)}; "
+                f"follower {'was running' if alive else 'had exited'}); stderr: {self.stderr}"
+            ) from None
 
     def wait_open(self, path: Path, timeout: float = 15.0) -> None:
         """Wait until the follower has *path* open (it is then following it)."""
@@ -155,6 +167,8 @@ class FollowProc:
 
     def _finish_quietly(self) -> None:
         self._reader.join(5)
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
+            self.stderr = self.proc.stderr.read().decode(errors="replace")
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
