@@ -67,6 +67,10 @@ RECONCILE_S: Final = 2.0
 #: How often folders are walked for transcripts notification may have missed (s).
 RESCAN_NOTIFY_S: Final = 30.0
 RESCAN_POLL_S: Final = 1.0
+#: How long a new folder is rescanned after it appeared, and how often (s): files created
+#: in it before its watch was in place raise no event.
+FRESH_DIR_S: Final = 2.0
+FRESH_DIR_STEP_S: Final = 0.05
 #: Files kept open at most; the least recently active others are released (reopened on change).
 MAX_OPEN_FILES: Final = 64
 
@@ -213,6 +217,8 @@ class Follower:
         self._waker_forced_poll = False
         self._last_activity = time.monotonic()
         self._open: set[str] = set()
+        #: Folders that appeared while following, rescanned until the given time.
+        self._fresh: dict[str, float] = {}
         for t in self.targets:
             if not t.folder:
                 tr = _Transcript(t.path, single=not self.multi, named=True)
@@ -266,8 +272,16 @@ class Follower:
                 now = time.monotonic()
                 if cfg.idle_exit is not None and now - self._last_activity >= cfg.idle_exit:
                     break
-                waker = self._ensure_waker()
-                timeout = RECONCILE_S
+                waker, created = self._ensure_waker()
+                if created:
+                    # Whatever changed before the watch was in place raised no event:
+                    # look at everything once more (new files too), then wait.
+                    for t in self.targets:
+                        if t.folder:
+                            self._scan(t.path, initial=False)
+                    due = list(self.files.values())
+                    continue
+                timeout = FRESH_DIR_STEP_S if self._fresh else RECONCILE_S
                 if cfg.idle_exit is not None:
                     timeout = min(timeout, max(0.0, self._last_activity + cfg.idle_exit - now))
                 try:
@@ -287,9 +301,10 @@ class Follower:
                     changed = None
                 if changed is None or now - last_reconcile >= RECONCILE_S:
                     last_reconcile = now
+                    self._rescan_fresh(now)
                     due = list(self.files.values())
                 else:
-                    due = self._due(changed)
+                    due = self._due(changed) + self._rescan_fresh(now)
                 if not produced and not changed:
                     yield Batch([], None)  # a tick: lets the consumer save progress while idle
             # Stopping: take what is on disk now, then (if flushing) what adapters hold.
@@ -375,27 +390,23 @@ class Follower:
                 paths.append(p)
         return paths, recursive
 
-    def _ensure_waker(self) -> Waker:
+    def _ensure_waker(self) -> tuple[Waker, bool]:
+        """The waker to wait on, and whether it was set up just now."""
         waker = self._waker
         if waker is not None and not (self._waker_forced_poll and self._watch_dirs_exist()):
-            return waker
+            return waker, False
         if waker is not None:
             waker.close()
         paths, recursive = self._watch_paths()
         if not all(os.path.isdir(p) for p in paths):
             # Wait for the folders to appear, polling; notification takes over then.
             self._waker, self._waker_forced_poll = PollWaker(), not self.config.poll
-            return self._waker
+            return self._waker, waker is None
         new, reason = make_waker(paths, recursive=recursive, poll=self.config.poll)
         if reason is not None:
             self.config.notice(f"{reason}; polling for changes instead")
         self._waker, self._waker_forced_poll = new, False
-        if waker is not None:
-            # The watched folders exist only now: pick up what appeared meanwhile.
-            for t in self.targets:
-                if t.folder:
-                    self._scan(t.path, initial=False)
-        return new
+        return new, True
 
     def _watch_dirs_exist(self) -> bool:
         return all(os.path.isdir(p) for p in self._watch_paths()[0])
@@ -405,6 +416,7 @@ class Follower:
         if self._waker is not None:
             self._waker.close()
         self._waker, self._waker_forced_poll = PollWaker(), False
+        self._fresh.clear()
 
     def _due(self, changed: set[str]) -> list[_Transcript]:
         due: list[_Transcript] = []
@@ -430,7 +442,7 @@ class Follower:
         if target is None:
             return None
         if os.path.isdir(path):
-            self._scan(path, initial=False)
+            self._fresh[path] = time.monotonic() + FRESH_DIR_S
             return None
         if not is_transcript_name(os.path.basename(path), target.patterns):
             return None
@@ -438,17 +450,28 @@ class Follower:
             return None
         return self._add(path, initial=False)
 
-    def _scan(self, folder: str, *, initial: bool) -> None:
-        """Add every transcript under *folder* not followed yet."""
+    def _rescan_fresh(self, now: float) -> list[_Transcript]:
+        """Scan the folders that appeared lately; the transcripts found in them."""
+        found: list[_Transcript] = []
+        for folder, until in list(self._fresh.items()):
+            found.extend(self._scan(folder, initial=False))
+            if now >= until:
+                del self._fresh[folder]
+        return found
+
+    def _scan(self, folder: str, *, initial: bool) -> list[_Transcript]:
+        """Add every transcript under *folder* not followed yet; the ones added."""
         target = self._folder_of(folder)
         if target is None or not os.path.isdir(folder):
-            return
+            return []
+        added = []
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames.sort()
             for name in sorted(filenames):
                 path = os.path.join(dirpath, name)
                 if path not in self.files and is_transcript_name(name, target.patterns):
-                    self._add(path, initial=initial)
+                    added.append(self._add(path, initial=initial))
+        return added
 
     def _add(self, path: str, *, initial: bool) -> _Transcript:
         tr = _Transcript(path)
