@@ -7,6 +7,8 @@ stays cheap):
   :func:`detect`; multi-conversation sources (data exports, ``turns.db``):
   :func:`sessions` (async) / :func:`iter_sessions` (sync) for every conversation,
   :func:`conversations` to list them;
+* live: :func:`follow` (one transcript's events as it is written) and :func:`follow_many`
+  (:class:`Envelope` s of several transcripts or folders);
 * the schema: :class:`Session`, :class:`Event` and its payload types, :class:`Stats`;
 * the pipeline parts: :class:`Batch`, :data:`Stage`, :func:`per_event`, the adapters'
   :class:`~agentminutes.harness.Adapter` protocol and registry (``agentminutes.harness``);
@@ -23,6 +25,7 @@ __all__ = (
     "AgentminutesError",
     "Batch",
     "DetectError",
+    "Envelope",
     "Event",
     "ParseError",
     "Session",
@@ -34,6 +37,8 @@ __all__ = (
     "conversations",
     "detect",
     "events",
+    "follow",
+    "follow_many",
     "iter_events",
     "iter_sessions",
     "load",
@@ -55,6 +60,9 @@ _LAZY = {
     "Stage": "agentminutes._pipeline",
     "per_event": "agentminutes._pipeline",
     "events": "agentminutes._api",
+    "follow": "agentminutes._api",
+    "follow_many": "agentminutes._api",
+    "Envelope": "agentminutes._follow",
     "parse": "agentminutes._api",
     "iter_events": "agentminutes._api",
     "load": "agentminutes._api",
@@ -68,6 +76,8 @@ if TYPE_CHECKING:
     from agentminutes._api import (
         conversations,
         events,
+        follow,
+        follow_many,
         iter_events,
         iter_sessions,
         load,
@@ -82,6 +92,7 @@ if TYPE_CHECKING:
         SourceError,
         UsageError,
     )
+    from agentminutes._follow import Envelope
     from agentminutes._pipeline import Batch, Stage, per_event
     from agentminutes.schema import Event, Session, Stats
 

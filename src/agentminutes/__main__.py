@@ -1,8 +1,8 @@
 """Entry point of the ``agentminutes`` command (and ``python -m agentminutes``).
 
 Every failure ends here as one line on stderr and a non-zero exit status,
-never a traceback. ``detect`` and ``--version`` take a fast path that does not
-import the CLI framework.
+never a traceback. ``detect``, ``follow`` and ``--version`` take a fast path
+that does not import the CLI framework.
 """
 
 from __future__ import annotations
@@ -28,12 +28,20 @@ def _fast_path(argv: list[str]) -> int | None:
 
         detect_command(argv[1])
         return 0
+    if argv and argv[0] == "follow":
+        from agentminutes._follow_run import fast_path
+
+        return fast_path(argv[1:])
     return None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with *argv* (default ``sys.argv[1:]``); return the exit status."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["follow"]:
+        from agentminutes._signals import catch_early_signals
+
+        catch_early_signals()
     from agentminutes._errors import AgentminutesError
 
     try:

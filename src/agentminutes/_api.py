@@ -18,8 +18,17 @@ conversations of a document source without parsing them.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
-from typing import Any, cast
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Sequence,
+)
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, cast
 
 from agentminutes._documents import DocumentConversion, Feed, feeds, route, single_session
 from agentminutes._errors import UsageError
@@ -35,10 +44,17 @@ from agentminutes._summary import SessionBuilder
 from agentminutes.harness import ConversationInfo, ParseOptions
 from agentminutes.schema import Event, Session
 
+if TYPE_CHECKING:
+    import anyio
+
+    from agentminutes._follow import Envelope, Target
+
 __all__ = (
     "build_stages",
     "conversations",
     "events",
+    "follow",
+    "follow_many",
     "iter_events",
     "iter_sessions",
     "load",
@@ -251,3 +267,187 @@ def iter_sessions(path: Source, **kwargs: Any) -> Iterator[Session]:
         )
     for batches, skipped in _sync_feeds(path, None, True, harness, options):
         yield _sync_session(batches, skipped, chain)
+
+
+def _follow_targets(targets: Sequence[Source] | None, harness: str) -> list[Target]:
+    from agentminutes._follow import Target, targets_for
+    from agentminutes._roots import default_roots, transcript_patterns
+
+    if targets:
+        return targets_for(list(targets), harness)
+    if harness in ("", "auto"):
+        raise UsageError("give targets, or a harness to follow its default transcript folders")
+    patterns = transcript_patterns(harness)
+    return [Target(str(p), True, patterns) for p in default_roots(harness)]
+
+
+async def _followed(
+    targets: list[Target],
+    *,
+    harness: str,
+    state: Source | None,
+    from_end: bool,
+    idle_exit: float | None,
+    poll: bool,
+    stop: anyio.Event | None,
+    cwd: str | None,
+    session_id: str | None,
+    permissive: bool,
+    keep_raw: bool,
+    harness_version: str,
+    text_form: str,
+    promote: Sequence[str],
+    max_payload_bytes: int,
+    stages: Sequence[Stage],
+) -> AsyncGenerator[Envelope, None]:
+    from agentminutes._follow import Envelope, FollowConfig, Follower, Mark
+    from agentminutes._state import FollowState
+
+    chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
+    follow_state = FollowState(os.fspath(state)) if state is not None else None
+    config = FollowConfig(
+        harness=harness,
+        options=ParseOptions(
+            permissive=permissive,
+            keep_raw=keep_raw,
+            harness_version=harness_version,
+            text_form=text_form,
+        ),
+        from_end=from_end,
+        poll=poll,
+        idle_exit=idle_exit,
+        cwd=cwd,
+        session_id=session_id,
+        state=follow_state,
+        checkpoint=follow_state is not None,
+        stop_event=stop,
+    )
+    follower = Follower(targets, config)
+    try:
+        async with aclosing(follower.batches()) as source:
+            async for batch in apply_stages(source, chain):
+                mark = batch.mark
+                if isinstance(mark, Mark):
+                    for ev in batch.events:
+                        yield Envelope(transcript=mark.transcript, harness=mark.harness, event=ev)
+                    # The consumer has taken every event of the batch: record the progress.
+                    if follow_state is not None and mark.entry is not None:
+                        follow_state.update(mark.transcript, mark.entry)
+                if follow_state is not None:
+                    follow_state.save_if_due()
+    finally:
+        if follow_state is not None:
+            follow_state.save()
+
+
+async def follow(
+    target: Source,
+    *,
+    harness: str = "auto",
+    state: Source | None = None,
+    from_end: bool = False,
+    idle_exit: float | None = None,
+    poll: bool = False,
+    stop: anyio.Event | None = None,
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> AsyncGenerator[Event, None]:
+    """Events of a transcript as it is written: what :func:`events` yields, live.
+
+    The transcript may not exist yet. Iteration goes on until *stop* is set,
+    *idle_exit* seconds pass without a new line, or the consumer stops
+    iterating (``break`` inside ``contextlib.aclosing``, or cancellation:
+    watches and threads are released at once). On *stop* and *idle_exit* the
+    events the adapter still holds (an assistant message no later record has
+    closed yet) come last.
+
+    Args:
+        target: the transcript path.
+        state: a progress file: a later ``follow`` with the same file continues
+            after the last event this one yielded (and the consumer took).
+        from_end: start after what the transcript holds now (without *state*).
+        idle_exit: stop after this many seconds without a new line.
+        poll: stat the file instead of using file-change notification.
+        stop: an ``anyio.Event`` that ends the iteration when set.
+
+    The parsing keywords are those of :func:`events`.
+    """
+    async with aclosing(
+        _followed(
+            _follow_targets([target], harness),
+            harness=harness,
+            state=state,
+            from_end=from_end,
+            idle_exit=idle_exit,
+            poll=poll,
+            stop=stop,
+            cwd=None,
+            session_id=None,
+            permissive=permissive,
+            keep_raw=keep_raw,
+            harness_version=harness_version,
+            text_form=text_form,
+            promote=promote,
+            max_payload_bytes=max_payload_bytes,
+            stages=stages,
+        )
+    ) as envelopes:
+        async for envelope in envelopes:
+            yield envelope.event
+
+
+async def follow_many(
+    targets: Sequence[Source] | None = None,
+    *,
+    harness: str = "auto",
+    cwd: str | None = None,
+    session_id: str | None = None,
+    state: Source | None = None,
+    from_end: bool = False,
+    idle_exit: float | None = None,
+    poll: bool = False,
+    stop: anyio.Event | None = None,
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> AsyncGenerator[Envelope, None]:
+    """Events of several transcripts, or of every transcript under folders, as they are written.
+
+    Yields :class:`~agentminutes.Envelope` s: ``transcript`` (its absolute
+    path), ``harness``, and ``event``. Folders are watched for transcripts
+    that appear later (subagents start mid-session). With no *targets*, the
+    default transcript folders of *harness*; *cwd* and *session_id* keep only
+    the sessions whose ``session_meta`` matches. Other keywords as in
+    :func:`follow`.
+    """
+    async with aclosing(
+        _followed(
+            _follow_targets(targets, harness),
+            harness=harness,
+            state=state,
+            from_end=from_end,
+            idle_exit=idle_exit,
+            poll=poll,
+            stop=stop,
+            cwd=cwd,
+            session_id=session_id,
+            permissive=permissive,
+            keep_raw=keep_raw,
+            harness_version=harness_version,
+            text_form=text_form,
+            promote=promote,
+            max_payload_bytes=max_payload_bytes,
+            stages=stages,
+        )
+    ) as envelopes:
+        async for envelope in envelopes:
+            yield envelope

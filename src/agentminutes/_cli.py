@@ -300,3 +300,99 @@ def detect(transcript: Transcript) -> None:
     from agentminutes._detect import detect_command
 
     detect_command(transcript)
+
+
+@app.command()
+def follow(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Transcript files (they may not exist yet) or folders of transcripts; "
+            "default: the --harness's transcript folder.",
+            show_default=False,
+        ),
+    ] = None,
+    harness: HarnessOpt = "auto",
+    fmt: Annotated[
+        Format, typer.Option("--format", help="Output format; follow writes jsonl.")
+    ] = Format.jsonl,
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            help="Where events go: - (stdout), file:PATH (append), tcp://HOST:PORT or "
+            "unix:PATH (a collector; ?buffer=BYTES sets the buffer, default 4 MiB).",
+        ),
+    ] = "-",
+    state: Annotated[
+        str | None,
+        typer.Option(
+            "--state", help="Save progress here and resume from it: each event written once."
+        ),
+    ] = None,
+    from_end: Annotated[
+        bool,
+        typer.Option(
+            "--from-end", help="Skip what the transcripts already hold (without --state)."
+        ),
+    ] = False,
+    idle_exit: Annotated[
+        float | None,
+        typer.Option(
+            "--idle-exit",
+            help="Stop, writing held events, after this many seconds without new lines.",
+        ),
+    ] = None,
+    cwd: Annotated[
+        str | None,
+        typer.Option("--cwd", help="Only sessions whose working directory is DIR or under it."),
+    ] = None,
+    session_id: Annotated[
+        str | None, typer.Option("--session-id", help="Only this session (and its subagents).")
+    ] = None,
+    poll: Annotated[
+        bool, typer.Option("--poll", help="Poll file sizes instead of file-change notification.")
+    ] = False,
+    harness_version: HarnessVersionOpt = "",
+    permissive: PermissiveOpt = False,
+    keep_raw: Annotated[
+        bool, typer.Option("--keep-raw", help="Keep the verbatim source records in provenance.")
+    ] = False,
+    max_payload_bytes: Annotated[
+        int,
+        typer.Option(
+            "--max-payload-bytes",
+            help="Replace tool-result payloads larger than this by size and sha256 (0 keeps them whole).",
+        ),
+    ] = 0,
+    promote: PromoteOpt = None,
+    text_form: TextFormOpt = TextForm.bare,
+) -> None:
+    """Follow transcripts as they are written: events within milliseconds of each line.
+
+    One transcript prints what convert --format jsonl prints for it, event by
+    event. Several (or a folder) print one envelope per line:
+    {"transcript": PATH, "harness": NAME, "event": EVENT}. SIGINT, SIGTERM
+    and --idle-exit stop it (exit 0) after writing held events; with --state,
+    SIGTERM keeps them in the state for the next run instead.
+    """
+    from agentminutes._follow_run import follow_main
+
+    follow_main(
+        targets=targets,
+        harness=harness,
+        fmt=fmt.value,
+        to=to,
+        state=state,
+        from_end=from_end,
+        idle_exit=idle_exit,
+        cwd=cwd,
+        session_id=session_id,
+        poll=poll,
+        harness_version=harness_version,
+        permissive=permissive,
+        keep_raw=keep_raw,
+        max_payload_bytes=max_payload_bytes,
+        promote=promote,
+        text_form=text_form.value,
+    )

@@ -14,8 +14,6 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Final
 
-import aiofiles
-
 from agentminutes._errors import SourceError
 
 __all__ = (
@@ -115,6 +113,8 @@ async def aiter_chunks(
     source: str | os.PathLike[str], *, chunk_bytes: int = CHUNK_BYTES
 ) -> AsyncIterator[bytes]:
     """Yield the bytes of a finished file, or of stdin when *source* is ``"-"``, in large chunks."""
+    import aiofiles  # here, not at the top: follow starts faster without it
+
     if source == "-":
         async with aiofiles.open(sys.stdin.buffer.fileno(), "rb", closefd=False) as f:
             while chunk := await f.read(chunk_bytes):

@@ -29,6 +29,7 @@ line number stands for line formats (``Provenance.line``, ``on_skip``).
 
 from __future__ import annotations
 
+import io
 import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from agentminutes._errors import ParseError
-from agentminutes.schema import Event, EventKind, Provenance, Raw, Unknown
+from agentminutes.schema import NO_RAW, Event, EventKind, Provenance, Raw, Unknown
 
 if TYPE_CHECKING:
     from agentminutes._documents import Document
@@ -236,10 +237,12 @@ class BaseAdapter:
 
     def snapshot(self) -> bytes:
         state = {k: v for k, v in vars(self).items() if k not in self._config_attrs}
-        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        buf = io.BytesIO()
+        _SnapshotPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
+        return buf.getvalue()
 
     def restore(self, state: bytes) -> None:
-        vars(self).update(pickle.loads(state))
+        vars(self).update(_SnapshotUnpickler(io.BytesIO(state)).load())
 
     # -- helpers for subclasses -------------------------------------------
 
@@ -321,6 +324,24 @@ class BaseDocumentAdapter(BaseAdapter):
         if self.options.keep_raw:
             return Provenance(line=record, end_line=end or record, raw=[raw])
         return Provenance(line=record, end_line=end or record)
+
+
+class _SnapshotPickler(pickle.Pickler):
+    """Pickles adapter state keeping :data:`~agentminutes.schema.NO_RAW` the singleton.
+
+    msgspec omits a default by identity, so an unpickled copy of the empty
+    ``Raw`` would be written out as an empty (invalid) JSON value.
+    """
+
+    def persistent_id(self, obj: Any) -> str | None:
+        return "NO_RAW" if obj is NO_RAW else None
+
+
+class _SnapshotUnpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        if pid == "NO_RAW":
+            return NO_RAW
+        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
 
 
 def version_newer(a: str, b: str) -> bool:
