@@ -86,7 +86,9 @@ def main() -> int:
                 key = f"{harness}/{rel}\t{name}"
                 if p.returncode == 0:
                     target.write_bytes(
-                        json.dumps(json.loads(p.stdout), separators=(",", ":"), ensure_ascii=False).encode()
+                        json.dumps(
+                            json.loads(p.stdout), separators=(",", ":"), ensure_ascii=False
+                        ).encode()
                         + b"\n"
                     )
                     rows[key] = f"{key}\tgolden\t{version}"

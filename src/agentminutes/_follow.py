@@ -38,7 +38,7 @@ import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import msgspec
@@ -56,7 +56,14 @@ from agentminutes._tail import (
     marker_after,
     sha256_hex,
 )
-from agentminutes.harness import SNIFF_BYTES, Adapter, ParseOptions, adapter_class, detect
+from agentminutes.harness import (
+    SNIFF_BYTES,
+    Adapter,
+    ParseOptions,
+    adapter_class,
+    detect,
+    is_document_adapter,
+)
 from agentminutes.schema import Event, EventKind
 
 __all__ = ("Envelope", "FollowConfig", "Follower", "Mark", "Target", "targets_for")
@@ -520,7 +527,7 @@ class Follower:
             return
         tr.suppress = set(entry.get("flushed") or ())
         snapshot = self.config.state.adapter_snapshot(entry)
-        adapter = cls(self.config.options, on_skip=None)  # type: ignore[call-arg]
+        adapter = cls(self.config.options, on_skip=None)
         if snapshot is not None:
             try:
                 adapter.restore(snapshot)
@@ -610,7 +617,13 @@ class Follower:
                 tr.status = "ignored"
                 tr.tail.close()
             return None
-        tr.adapter = cls(self.config.options, on_skip=None)  # type: ignore[call-arg]
+        if is_document_adapter(cls):
+            tr.error = DetectError(
+                f"{tr.key}: a {cls.name} source is a whole document (an export or a database), "
+                "not a transcript that grows; use convert"
+            )
+            return None
+        tr.adapter = cast("Adapter", cls(self.config.options, on_skip=None))
         tr.harness = cls.name
         early, tr.early = tr.early, []
         return early

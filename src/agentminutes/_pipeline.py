@@ -146,7 +146,7 @@ class Conversion:
             cls = cast("type[Adapter]", found)
         else:
             cls = adapter_class(self.harness)
-        self.adapter = cls(self.options, on_skip=self.on_skip)  # type: ignore[call-arg]
+        self.adapter = cls(self.options, on_skip=self.on_skip)
         return self.adapter
 
     def _error(self, exc: ParseError) -> ParseError:

@@ -187,8 +187,10 @@ def test_an_unknown_record_names_harness_version_line_and_drift(tmp_path: Path) 
     with pytest.raises(ParseError) as err:
         convert_json(path)
     text = str(err.value)
-    assert "claude-code" in text and "at line 2" in text
-    assert "harness version 9.0.0" in text and "format drift" in text
+    assert "claude-code" in text
+    assert "at line 2" in text
+    assert "harness version 9.0.0" in text
+    assert "format drift" in text
     permissive = convert_json(path, permissive=True)
     [unknown] = by_kind(permissive, "unknown")
     assert unknown["unknown"]["record_type"] == "brand-new-record"

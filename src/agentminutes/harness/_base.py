@@ -114,6 +114,10 @@ class Adapter(Protocol):
     #: The harness version the transcript revealed, once it has.
     version: str
 
+    def __init__(
+        self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None
+    ) -> None: ...
+
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
         """Grade whether *head* (at most :data:`SNIFF_BYTES`) starts a transcript of this format."""
