@@ -166,7 +166,8 @@ def test_a_rewound_branch_rerecording_an_answered_message_is_not_counted_again(
         and isinstance(r["message"].get("content"), list)
         and any(b.get("tool_use_id") in calls for b in r["message"]["content"])
     ]
-    assert calls and answers
+    assert calls
+    assert answers
     branch = [dict(r, uuid="rewound-" + r["uuid"]) for r in copied + answers]
     copy = tmp_path / "rewound.jsonl"
     copy.write_bytes(b"\n".join(lines + [json.dumps(r).encode() for r in branch]) + b"\n")
