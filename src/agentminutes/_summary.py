@@ -52,33 +52,51 @@ def tool_interactions(events: Iterable[Event]) -> list[ToolInteraction]:
     return joined
 
 
-class TotalsBuilder:
-    """Sums the usage of assistant messages; ``None`` when no message recorded any."""
+def _input_includes_cache(harness: str) -> bool:
+    """Whether *harness* counts cached prompt tokens inside ``input_tokens`` already."""
+    from agentminutes.harness import ADAPTERS
 
-    __slots__ = ("_seen", "_sum")
+    return any(a.name == harness and getattr(a, "input_includes_cache", False) for a in ADAPTERS)
+
+
+class TotalsBuilder:
+    """Sums the usage of assistant messages; ``None`` when no message recorded any.
+
+    ``total_prompt_tokens`` is every prompt token billed: ``input_tokens`` plus
+    the cache fields, except for harnesses whose input already includes them
+    (known from the first ``session_meta`` event).
+    """
+
+    __slots__ = ("_cache_included", "_meta_seen", "_seen", "_sum")
 
     def __init__(self) -> None:
         self._sum = TokenUsage(input_tokens=0, output_tokens=0)
         self._seen = False
+        self._meta_seen = False
+        self._cache_included = False
 
     def add(self, ev: Event) -> None:
         msg = ev.assistant_message
         if msg is not None and msg.usage is not None:
             self._seen = True
             self._sum.add(msg.usage)
+        elif ev.session_meta is not None and not self._meta_seen:
+            self._meta_seen = True
+            self._cache_included = _input_includes_cache(ev.session_meta.harness)
 
     def build(self) -> TokenUsage | None:
         if not self._seen:
             return None
         total = self._sum
+        prompt = total.input_tokens
+        if not self._cache_included:
+            prompt += total.cache_read_input_tokens + total.cache_creation_input_tokens
         return TokenUsage(
             input_tokens=total.input_tokens,
             output_tokens=total.output_tokens,
             cache_read_input_tokens=total.cache_read_input_tokens,
             cache_creation_input_tokens=total.cache_creation_input_tokens,
-            total_prompt_tokens=total.input_tokens
-            + total.cache_read_input_tokens
-            + total.cache_creation_input_tokens,
+            total_prompt_tokens=prompt,
         )
 
 
@@ -242,6 +260,8 @@ class StatsBuilder:
             assert ev.system is not None
             sub = ev.system.subtype
             self.system_by_subtype[sub] = self.system_by_subtype.get(sub, 0) + 1
+        elif kind == EventKind.SESSION_META:
+            self._totals.add(ev)
 
     def _result(self, ev: Event, ns: int | None) -> None:
         res = ev.tool_result

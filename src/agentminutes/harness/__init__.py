@@ -18,6 +18,7 @@ from agentminutes.harness._base import (
     version_newer,
 )
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
+from agentminutes.harness.codex import CodexAdapter
 
 __all__ = (
     "ADAPTERS",
@@ -33,7 +34,7 @@ __all__ = (
 )
 
 #: Every registered adapter class, in detection order (alphabetical by harness name).
-ADAPTERS: tuple[type[Adapter], ...] = (ClaudeCodeAdapter,)
+ADAPTERS: tuple[type[Adapter], ...] = (ClaudeCodeAdapter, CodexAdapter)
 
 
 def harness_names() -> list[str]:

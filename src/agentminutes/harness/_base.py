@@ -114,6 +114,9 @@ class BaseAdapter:
 
     name: ClassVar[str] = ""
     last_checked: ClassVar[str] = ""
+    #: Whether the harness's ``input_tokens`` already count the cached prompt
+    #: tokens (OpenAI style), so that sums must not add the cache fields again.
+    input_includes_cache: ClassVar[bool] = False
     #: Attributes that are configuration, not parsing state (left out of snapshots).
     _config_attrs: ClassVar[frozenset[str]] = frozenset({"options", "on_skip"})
 
