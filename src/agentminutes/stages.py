@@ -22,8 +22,23 @@ from agentminutes.schema import ContentBlock, Event, Raw
 
 __all__ = ("PROMOTIONS", "promotion", "truncate_payloads")
 
+def _codex_patch_apply() -> Stage:
+    from agentminutes.harness.codex_promote import patch_apply
+
+    return patch_apply()
+
+
+def _codex_web_search() -> Stage:
+    from agentminutes.harness.codex_promote import web_search
+
+    return web_search()
+
+
 #: Opt-in telemetry promotions by name; each value builds the stage.
-PROMOTIONS: dict[str, Callable[[], Stage]] = {}
+PROMOTIONS: dict[str, Callable[[], Stage]] = {
+    "codex:patch-apply": _codex_patch_apply,
+    "codex:web-search": _codex_web_search,
+}
 
 
 def promotion(name: str) -> Stage:
@@ -37,8 +52,8 @@ def promotion(name: str) -> Stage:
 
 
 def promotions(names: Sequence[str]) -> list[Stage]:
-    """Build the promotion stages for *names*, in order."""
-    return [promotion(n) for n in names]
+    """Build the promotion stages for *names* (each may list several, comma-separated), in order."""
+    return [promotion(n.strip()) for names_ in names for n in names_.split(",") if n.strip()]
 
 
 def _digest(data: bytes) -> str:

@@ -715,7 +715,10 @@ class CodexAdapter(BaseAdapter):
 
     def _event_msg(self, payload: Raw, ts: str, line: bytes, lineno: int, out: list[Event]) -> None:
         try:
-            msg = _decode_event_msg(payload) if payload else None
+            if payload == _RAW_NULL:
+                msg: _EventMsg | None = _EventMsg()
+            else:
+                msg = _decode_event_msg(payload) if payload else None
         except _DecodeErrors as exc:
             out.append(self._unknown("event_msg", line, lineno, f"malformed event_msg: {exc}"))
             return
