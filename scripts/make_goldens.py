@@ -50,11 +50,15 @@ def transcripts(harness: str) -> list[Path]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--ref", required=True, help="path of the reference agentminutes binary")
     ap.add_argument("harnesses", nargs="*")
     a = ap.parse_args()
-    version = subprocess.run([a.ref, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run(
+        [a.ref, "--version"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     harnesses = a.harnesses or sorted(
         d.name for d in FIXTURES.iterdir() if d.is_dir() and d.name != "golden"
     )
@@ -72,13 +76,19 @@ def main() -> int:
             stem = str(rel).replace("/", "__")
             runs = [("convert", "convert", []), ("stats", "stats", [])]
             for suffix, flags in PROMOTED.get(harness, []):
-                runs += [(f"convert.{suffix}", "convert", flags), (f"stats.{suffix}", "stats", flags)]
+                runs += [
+                    (f"convert.{suffix}", "convert", flags),
+                    (f"stats.{suffix}", "stats", flags),
+                ]
             for name, verb, flags in runs:
                 target = out_dir / f"{stem}.{name}.json"
                 p = subprocess.run([a.ref, verb, *flags, str(path)], capture_output=True)
                 key = f"{harness}/{rel}\t{name}"
                 if p.returncode == 0:
-                    target.write_bytes(json.dumps(json.loads(p.stdout), indent=1, ensure_ascii=False).encode() + b"\n")
+                    target.write_bytes(
+                        json.dumps(json.loads(p.stdout), indent=1, ensure_ascii=False).encode()
+                        + b"\n"
+                    )
                     rows[key] = f"{key}\tgolden\t{version}"
                 else:
                     target.unlink(missing_ok=True)

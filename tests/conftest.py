@@ -64,7 +64,11 @@ def fixture_id(path: Path) -> str:
 
 
 def _batches(
-    path: Path, promote: Sequence[str], max_payload_bytes: int, harness: str, options: dict[str, Any]
+    path: Path,
+    promote: Sequence[str],
+    max_payload_bytes: int,
+    harness: str,
+    options: dict[str, Any],
 ) -> tuple[Conversion, AsyncIterator[Batch]]:
     conv = Conversion(name=str(path), harness=harness, options=ParseOptions(**options))
     stages = promotions(promote)

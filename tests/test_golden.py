@@ -9,24 +9,29 @@ adapter tests instead.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES, GOLDEN, canon, convert_json, stats_json
 
+# <transcript path, "/" written "__">.<verb>[.promote-<name>].json, as scripts/make_goldens.py
+# names them; the transcript's own name may hold dots (".jsonl", "0.146.0").
+_GOLDEN_NAME = re.compile(
+    r"(?P<stem>.+)\.(?P<verb>convert|stats)(?:\.promote-(?P<promo>[\w-]+))?\.json"
+)
+
 
 def _goldens() -> list[tuple[Path, Path, str, list[str]]]:
     cases = []
     for golden in sorted(GOLDEN.rglob("*.json")):
         harness = golden.relative_to(GOLDEN).parts[0]
-        stem, run = golden.name[: -len(".json")].split(".", 1)
-        verb, _, promo = run.partition(".")
-        transcript = FIXTURES / harness / stem.replace("__", "/")
-        promote = []
-        if promo.startswith("promote-"):
-            promote = [f"{harness}:{promo[len('promote-'):]}"]
-        cases.append((transcript, golden, verb, promote))
+        m = _GOLDEN_NAME.fullmatch(golden.name)
+        assert m is not None, f"golden named unlike make_goldens.py does: {golden}"
+        transcript = FIXTURES / harness / m["stem"].replace("__", "/")
+        promote = [f"{harness}:{m['promo']}"] if m["promo"] else []
+        cases.append((transcript, golden, m["verb"], promote))
     return cases
 
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 __all__ = ("format_ns", "to_ns", "valid_timestamp")
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
 )
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
@@ -43,6 +45,20 @@ def to_ns(value: str) -> int | None:
     m = _RFC3339.fullmatch(value)
     if m is None:
         return None
+    try:
+        # The C parser is several times faster than the arithmetic below; it
+        # keeps microseconds, so digits 7-9 of the fraction are added back.
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return _slow_ns(m)
+    ns = (dt - _EPOCH) // _MICROSECOND * 1000
+    frac = m[7]
+    if frac is not None and len(frac) > 6:
+        ns += int((frac + "00")[6:9])
+    return ns
+
+
+def _slow_ns(m: re.Match[str]) -> int:
     seconds = calendar.timegm(
         (int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), 0, 0, 0)
     )

@@ -22,6 +22,7 @@ from agentminutes.schema import ContentBlock, Event, Raw
 
 __all__ = ("PROMOTIONS", "promotion", "truncate_payloads")
 
+
 def _codex_patch_apply() -> Stage:
     from agentminutes.harness.codex_promote import patch_apply
 

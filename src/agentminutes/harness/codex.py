@@ -337,7 +337,9 @@ TOOL_KINDS: Final[dict[str, str]] = {
     "read_thread_terminal": ToolKind.READ,
 }
 
-_TEXT_BLOCKS: Final = frozenset({"text", "input_text", "output_text", "summary_text", "reasoning_text"})
+_TEXT_BLOCKS: Final = frozenset(
+    {"text", "input_text", "output_text", "summary_text", "reasoning_text"}
+)
 _IMAGE_BLOCKS: Final = frozenset({"input_image", "image"})
 
 #: Bare item types of legacy rollouts and response_item payloads we read.
@@ -377,6 +379,11 @@ _QUOTE: Final = ord('"')
 _LBRACE: Final = ord("{")
 _LBRACKET: Final = ord("[")
 
+_Held = list[Any]
+
+#: How many call ids the adapter remembers the tool name of.
+_MAX_TOOL_NAMES: Final = 4096
+
 _ROLLOUT: Final = "rollout"
 _LEGACY: Final = "legacy"
 _EXEC: Final = "exec"
@@ -403,8 +410,10 @@ class CodexAdapter(BaseAdapter):
         self.model = ""
         #: call id -> tool name, for results.
         self.tool_names: dict[str, str] = {}
-        #: The assistant message waiting to be shown complete.
-        self.pending: Event | None = None
+        #: The assistant message waiting to be shown complete, as plain data (it
+        #: is pickled by snapshots): first and last line, timestamp, model,
+        #: content blocks as (kind, text, raw bytes or None), the record under --keep-raw.
+        self.pending: _Held | None = None
         #: Usage recorded since the last assistant message closed:
         #: input, cache read, cache write, output (None: nothing recorded).
         self.pool: list[int] | None = None
@@ -512,9 +521,8 @@ class CodexAdapter(BaseAdapter):
             if p is not None and p.line == start:
                 p.end_line = lineno
         pending = self.pending
-        if pending is not None and pending.provenance is not None:
-            if pending.provenance.line == start:
-                pending.provenance.end_line = lineno
+        if pending is not None and pending[0] == start:
+            pending[1] = lineno
         return events
 
     # -- shared helpers ----------------------------------------------------
@@ -559,22 +567,37 @@ class CodexAdapter(BaseAdapter):
 
     def _close(self, out: list[Event]) -> None:
         """Emit the held assistant message, with the usage pooled since the last one."""
-        ev = self.pending
-        if ev is None:
+        held = self.pending
+        if held is None:
             return
         self.pending = None
+        start, end, ts, model, blocks, raw = held
+        usage = None
         pool = self.pool
         if pool is not None:
             self.pool = None
-            msg = ev.assistant_message
-            assert msg is not None
-            msg.usage = TokenUsage(
+            usage = TokenUsage(
                 input_tokens=pool[0],
                 output_tokens=pool[3],
                 cache_read_input_tokens=pool[1],
                 cache_creation_input_tokens=pool[2],
             )
-        out.append(ev)
+        content = [
+            ContentBlock(kind=kind, text=text, raw=Raw(data) if data is not None else NO_RAW)
+            for kind, text, data in blocks
+        ]
+        out.append(
+            Event(
+                kind=EventKind.ASSISTANT_MESSAGE,
+                timestamp=ts,
+                provenance=Provenance(
+                    line=start, end_line=end, raw=[Raw(raw)] if raw is not None else None
+                ),
+                assistant_message=AssistantMessage(
+                    model=model, content=content or None, usage=usage
+                ),
+            )
+        )
 
     def _add_usage(self, usage: _Usage) -> None:
         pool = self.pool
@@ -588,12 +611,9 @@ class CodexAdapter(BaseAdapter):
     def _open_assistant(
         self, ts: str, line: bytes, lineno: int, content: list[ContentBlock] | None
     ) -> None:
-        self.pending = Event(
-            kind=EventKind.ASSISTANT_MESSAGE,
-            timestamp=ts,
-            provenance=self.prov(line, lineno),
-            assistant_message=AssistantMessage(model=self.model, content=content or None),
-        )
+        blocks = [(b.kind, b.text, bytes(b.raw) if b.raw else None) for b in content or ()]
+        raw = bytes(line) if self.options.keep_raw else None
+        self.pending = [lineno, lineno, ts, self.model, blocks, raw]
 
     def _tool_call(
         self,
@@ -604,7 +624,12 @@ class CodexAdapter(BaseAdapter):
         tool_input: Raw,
         kind: str | None = None,
     ) -> Event:
-        self.tool_names[call_id] = name
+        names = self.tool_names
+        names[call_id] = name
+        if len(names) > _MAX_TOOL_NAMES:
+            # Results follow their calls closely: forget the oldest half.
+            for old in list(names)[: _MAX_TOOL_NAMES // 2]:
+                del names[old]
         return Event(
             kind=EventKind.TOOL_CALL,
             timestamp=ts,
@@ -626,10 +651,8 @@ class CodexAdapter(BaseAdapter):
             return [self._unknown("", line, lineno, f"invalid JSON: {exc}")]
         rtype = rec.type or ""
         if rtype not in RECORD_TYPES:
-            return [
-                self._unknown(rtype, line, lineno, f'unrecognized record type "{rtype}"')
-            ]
-        ts = valid_timestamp(rec.timestamp) if rec.timestamp else ""
+            return [self._unknown(rtype, line, lineno, f'unrecognized record type "{rtype}"')]
+        ts = _timestamp(rec.timestamp) if rec.timestamp else ""
         out: list[Event] = []
         if not self.meta_sent:
             if rtype == "session_meta":
@@ -919,7 +942,9 @@ class CodexAdapter(BaseAdapter):
             elif decoded and decoded[0] is not None:
                 first = decoded[0].text or ""
             origin = (
-                Origin.HARNESS if first.lstrip(_SPACE).startswith(HARNESS_PREFIXES) else Origin.HUMAN
+                Origin.HARNESS
+                if first.lstrip(_SPACE).startswith(HARNESS_PREFIXES)
+                else Origin.HUMAN
             )
             out.append(
                 Event(
@@ -947,7 +972,9 @@ class CodexAdapter(BaseAdapter):
         try:
             content, is_error = _tool_output(output)
         except _DecodeErrors as exc:
-            out.append(self._unknown("response_item", line, lineno, f"malformed tool output: {exc}"))
+            out.append(
+                self._unknown("response_item", line, lineno, f"malformed tool output: {exc}")
+            )
             return
         if item.success is not None:
             is_error = not item.success
@@ -997,11 +1024,15 @@ class CodexAdapter(BaseAdapter):
         """The tool definitions a ``tool_search_call`` loaded, one content block each."""
         try:
             tools = _decode_extras(payload).tools
-            blocks = [ContentBlock(kind="other", raw=r) for r in _decode_raw_list(tools)] if (
-                tools and tools != _RAW_NULL
-            ) else []
+            blocks = (
+                [ContentBlock(kind="other", raw=r) for r in _decode_raw_list(tools)]
+                if (tools and tools != _RAW_NULL)
+                else []
+            )
         except _DecodeErrors as exc:
-            out.append(self._unknown("response_item", line, lineno, f"malformed tool output: {exc}"))
+            out.append(
+                self._unknown("response_item", line, lineno, f"malformed tool output: {exc}")
+            )
             return
         call_id = item.call_id or ""
         out.append(
@@ -1055,7 +1086,7 @@ class CodexAdapter(BaseAdapter):
         except _DecodeErrors as exc:
             sparse = self._sparse_meta("", line, lineno)
             return [sparse, self._unknown("", line, lineno, f"malformed session metadata: {exc}")]
-        ts = valid_timestamp(lm.timestamp) if lm.timestamp else ""
+        ts = _timestamp(lm.timestamp) if lm.timestamp else ""
         meta = Meta(
             harness=HARNESS,
             harness_version=self.options.harness_version,
@@ -1095,7 +1126,9 @@ class CodexAdapter(BaseAdapter):
             return
         etype = ev.type or ""
         if etype not in _EXEC_TYPES:
-            out.append(self._unknown(etype, line, lineno, f'unrecognized exec event type "{etype}"'))
+            out.append(
+                self._unknown(etype, line, lineno, f'unrecognized exec event type "{etype}"')
+            )
             return
         if not self.meta_sent:
             self.meta_sent = True
@@ -1207,7 +1240,9 @@ class CodexAdapter(BaseAdapter):
                 out.append(self._unknown(etype, line, lineno, f"malformed {itype} result: {exc}"))
         elif itype == "error":
             out.append(
-                self._system(ts, line, lineno, "error", raw_item, text=item.message or "", level="error")
+                self._system(
+                    ts, line, lineno, "error", raw_item, text=item.message or "", level="error"
+                )
             )
         else:
             out.append(self._unknown(etype, line, lineno, f'unrecognized item type "{itype}"'))
@@ -1220,9 +1255,7 @@ class CodexAdapter(BaseAdapter):
         elif itype == "file_change":
             tool_input = item.changes
         elif itype == "web_search":
-            tool_input = item.action or Raw(
-                _encode({"type": "search", "query": item.query or ""})
-            )
+            tool_input = item.action or Raw(_encode({"type": "search", "query": item.query or ""}))
         elif itype == "todo_list":
             tool_input = Raw(b'{"items":' + bytes(item.items or _RAW_NULL) + b"}")
         else:  # mcp_tool_call
@@ -1294,9 +1327,7 @@ class CodexAdapter(BaseAdapter):
         out.append(self._unknown(log_type, line, lineno, f'unrecognized log_type "{log_type}"'))
         return out
 
-    def _flush_header(
-        self, thread_id: str | None, lineno: int, line: bytes = b""
-    ) -> list[Event]:
+    def _flush_header(self, thread_id: str | None, lineno: int, line: bytes = b"") -> list[Event]:
         """Emit the held logger header as the session's meta (and its prompt).
 
         With *thread_id* the meta also covers the ``thread.started`` line *lineno*.
@@ -1382,8 +1413,10 @@ def _is_exec_command(command: Raw) -> bool:
     except _DecodeErrors:
         return False
     strs = [w for w in words if isinstance(w, str)]
-    return any(w == "codex" or w.endswith("/codex") for w in strs) and "exec" in strs and (
-        "--json" in strs or "--experimental-json" in strs
+    return (
+        any(w == "codex" or w.endswith("/codex") for w in strs)
+        and "exec" in strs
+        and ("--json" in strs or "--experimental-json" in strs)
     )
 
 
@@ -1428,13 +1461,7 @@ def _shape_of(first: bytes, rest: bytes) -> tuple[str, Confidence]:
             inner = ""
         if inner in _EXEC_TYPES:
             return _WRAPPED, Confidence.CERTAIN
-    if (
-        not p.type
-        and not p.payload
-        and p.instructions
-        and _raw_str(p.id)
-        and _raw_str(p.timestamp)
-    ):
+    if not p.type and not p.payload and p.instructions and _raw_str(p.id) and _raw_str(p.timestamp):
         nxt = rest.split(b"\n", 1)[0].strip()
         if nxt:
             try:
@@ -1445,6 +1472,20 @@ def _shape_of(first: bytes, rest: bytes) -> tuple[str, Confidence]:
                 return _LEGACY, Confidence.CERTAIN
         return _LEGACY, Confidence.POSSIBLE
     return "", Confidence.NO_MATCH
+
+
+#: The everyday shape of a valid timestamp (days past the 28th take the full check).
+_COMMON_TIMESTAMP: Final = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d"
+    r"(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)"
+).fullmatch
+
+
+def _timestamp(value: str) -> str:
+    """*value* when it is a valid RFC 3339 timestamp, else ``""``."""
+    if _COMMON_TIMESTAMP(value) is not None:
+        return value
+    return valid_timestamp(value)
 
 
 def _unix_time(value: float | None) -> str:
@@ -1478,9 +1519,7 @@ def _content_blocks(content: Raw) -> list[ContentBlock] | None:
     return _map_blocks(_decode_blocks(content), content)
 
 
-def _map_blocks(
-    decoded: str | list[_Block | None] | None, content: Raw
-) -> list[ContentBlock]:
+def _map_blocks(decoded: str | list[_Block | None] | None, content: Raw) -> list[ContentBlock]:
     """Map native content (a string or a list of blocks) onto schema blocks."""
     if decoded is None:
         return []

@@ -84,7 +84,14 @@ def _patch_apply_end(p: Fields, line: int) -> tuple[str, str, str, str, Raw, boo
     success = _get(p, "success")
     failed = bool(success) and success != _RAW_NULL and success != _RAW_TRUE
     call_id = _str(p, "call_id") or f"patch_apply_end:L{line}"
-    return call_id, "apply_patch", ToolKind.EDIT, "event_msg/patch_apply_end", _get(p, "changes"), failed
+    return (
+        call_id,
+        "apply_patch",
+        ToolKind.EDIT,
+        "event_msg/patch_apply_end",
+        _get(p, "changes"),
+        failed,
+    )
 
 
 def _file_change(p: Fields, line: int) -> tuple[str, str, str, str, Raw, bool] | None:
@@ -105,7 +112,14 @@ def _file_change(p: Fields, line: int) -> tuple[str, str, str, str, Raw, bool] |
 
 def _web_search_end(p: Fields, line: int) -> tuple[str, str, str, str, Raw, bool] | None:
     call_id = _str(p, "call_id") or f"web_search_end:L{line}"
-    return call_id, "web_search", ToolKind.FETCH, "event_msg/web_search_end", _get(p, "action"), False
+    return (
+        call_id,
+        "web_search",
+        ToolKind.FETCH,
+        "event_msg/web_search_end",
+        _get(p, "action"),
+        False,
+    )
 
 
 def _web_search_item(p: Fields, line: int) -> tuple[str, str, str, str, Raw, bool] | None:
