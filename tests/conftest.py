@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -130,5 +130,5 @@ def run_cli(
 
 
 @pytest.fixture
-def cli() -> Iterator[Any]:
-    yield run_cli
+def cli() -> Any:
+    return run_cli

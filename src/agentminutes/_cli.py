@@ -7,7 +7,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from typing import IO, Annotated
 
 import anyio
@@ -30,12 +30,12 @@ app = typer.Typer(
 )
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     json = "json"
     jsonl = "jsonl"
 
 
-class TextForm(str, Enum):
+class TextForm(StrEnum):
     bare = "bare"
     delivered = "delivered"
 
@@ -118,7 +118,7 @@ def _output(path: str | None, *, atomic: bool) -> Iterator[IO[bytes]]:
         return
     if path is None:
         with tempfile.SpooledTemporaryFile(max_size=32 << 20) as spool:
-            yield spool  # type: ignore[misc]
+            yield spool
             spool.seek(0)
             out = sys.stdout.buffer
             while chunk := spool.read(1 << 20):
