@@ -18,7 +18,7 @@ import msgspec
 
 from agentminutes._errors import UsageError
 from agentminutes._pipeline import Stage, per_event
-from agentminutes.schema import ContentBlock, Event, Raw
+from agentminutes.schema import NO_RAW, ContentBlock, Event, Raw
 
 __all__ = ("PROMOTIONS", "promotion", "truncate_payloads")
 
@@ -84,7 +84,7 @@ def truncate_payloads(max_bytes: int) -> Stage:
                 if b.raw is not None and len(b.raw) > max_bytes:
                     data = bytes(b.raw)
                     b = msgspec.structs.replace(
-                        b, raw=None, truncated=True, size=len(data), digest=_digest(data)
+                        b, raw=NO_RAW, truncated=True, size=len(data), digest=_digest(data)
                     )
                 blocks.append(b)
             result.content = blocks

@@ -528,12 +528,21 @@ class CodexAdapter(BaseAdapter):
     # -- shared helpers ----------------------------------------------------
 
     def _unknown(self, record_type: str, line: bytes, lineno: int, reason: str) -> Event:
+        """Raise the loud-failure error, or in permissive mode keep *line* as ``unknown``.
+
+        A line that is not JSON at all is kept as a JSON string, so the output
+        stays JSON.
+        """
         if not self.options.permissive:
             raise self.error(reason, lineno)
+        try:
+            raw = _decode_raw(line)
+        except _DecodeErrors:
+            raw = Raw(_encode(line.decode("utf-8", "replace")))
         return Event(
             kind=EventKind.UNKNOWN,
             provenance=Provenance(line=lineno, end_line=lineno),
-            unknown=Unknown(record_type=record_type, reason=reason, raw=Raw(line)),
+            unknown=Unknown(record_type=record_type, reason=reason, raw=raw),
         )
 
     def _meta_event(self, ts: str, prov: Provenance, meta: Meta) -> Event:
@@ -688,7 +697,7 @@ class CodexAdapter(BaseAdapter):
     def _first_meta(self, payload: Raw, ts: str, line: bytes, lineno: int) -> list[Event]:
         self.meta_sent = True
         try:
-            sm = _decode_session_meta(payload) if payload else _SessionMeta()
+            sm = _decode_session_meta(payload) if payload and payload != _RAW_NULL else _SessionMeta()
         except _DecodeErrors as exc:
             sparse = self._meta_event(
                 ts,
