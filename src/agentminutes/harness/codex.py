@@ -152,10 +152,6 @@ class _Block(msgspec.Struct):
     text: str | None = None
 
 
-class _BlockText(msgspec.Struct):
-    text: str | None = None
-
-
 class _OutputObject(msgspec.Struct):
     content: str | None = None
     output: str | None = None
@@ -177,7 +173,6 @@ class _Probe(msgspec.Struct):
     id: Raw = NO_RAW
     timestamp: Raw = NO_RAW
     instructions: Raw = NO_RAW
-    record_type: Raw = NO_RAW
     thread_id: Raw = NO_RAW
     log_type: Raw = NO_RAW
     command: Raw = NO_RAW
@@ -271,7 +266,6 @@ _decode_tool_search = msgspec.json.Decoder(_ToolSearchCall).decode
 _decode_extras = msgspec.json.Decoder(_ItemExtras).decode
 _decode_blocks = msgspec.json.Decoder(str | list[_Block | None] | None).decode
 _decode_raw_list = msgspec.json.Decoder(list[Raw]).decode
-_decode_block_text = msgspec.json.Decoder(_BlockText).decode
 _decode_output_object = msgspec.json.Decoder(_OutputObject).decode
 _decode_exit_code = msgspec.json.Decoder(_ExitCode).decode
 _decode_output_metadata = msgspec.json.Decoder(_OutputMetadata).decode
@@ -697,7 +691,11 @@ class CodexAdapter(BaseAdapter):
     def _first_meta(self, payload: Raw, ts: str, line: bytes, lineno: int) -> list[Event]:
         self.meta_sent = True
         try:
-            sm = _decode_session_meta(payload) if payload and payload != _RAW_NULL else _SessionMeta()
+            sm = (
+                _decode_session_meta(payload)
+                if payload and payload != _RAW_NULL
+                else _SessionMeta()
+            )
         except _DecodeErrors as exc:
             sparse = self._meta_event(
                 ts,
@@ -1310,7 +1308,7 @@ class CodexAdapter(BaseAdapter):
 
     def _wrapped_line(self, line: bytes, lineno: int) -> list[Event]:
         """A line of a logger's capture of ``codex exec --json``."""
-        if not self.meta_sent and self.header is None and lineno_is_header(line):
+        if not self.meta_sent and self.header is None and _is_logger_header(line):
             self.header = (line, lineno)
             return []
         try:
@@ -1405,7 +1403,7 @@ def _is_thread_start(data: Raw) -> bool:
         return False
 
 
-def lineno_is_header(line: bytes) -> bool:
+def _is_logger_header(line: bytes) -> bool:
     """Whether *line* is an exec-json logger's header (the command line that was run)."""
     try:
         probe = _decode_probe(line)
