@@ -67,11 +67,23 @@ def truncate_payloads(max_bytes: int) -> Stage:
     Text blocks are measured in UTF-8 bytes, other blocks by their verbatim
     native JSON; the enrichment sidecar becomes
     ``{"truncated": true, "size": N, "sha256": "..."}``.
+
+    Results that are no tool's output are left whole: promoted ones, and those
+    recorded by the same record as their call right before them (a Codex
+    ``web_search_call``), whose enrichment is that record.
     """
+    last_call: list[tuple[str, int]] = [("", 0)]
 
     def truncate(ev: Event) -> Event:
+        call = ev.tool_call
+        if call is not None:
+            last_call[0] = (call.tool_call_id, ev.provenance.line if ev.provenance else 0)
+            return ev
         result = ev.tool_result
-        if result is None:
+        if result is None or result.promoted_from:
+            return ev
+        line = ev.provenance.line if ev.provenance else 0
+        if line and last_call[0] == (result.tool_call_id, line):
             return ev
         if result.content:
             blocks: list[ContentBlock] = []
