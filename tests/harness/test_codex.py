@@ -620,3 +620,20 @@ def test_conversion_counts_skips_through_the_pipeline() -> None:
     n = sum(1 for _ in conv.iter_events(open_sync_chunks(CABINET)))
     assert n == len(events(CABINET))
     assert conv.skipped == convert_json(CABINET)["report"]["skipped_records"]
+
+
+def test_payload_limit_spares_results_that_are_no_tool_output() -> None:
+    web = {n for n, r in records(EXACT) if payload_type(r) == "web_search_call"}
+    results = of_kind(
+        events(EXACT, promote=["codex:patch-apply"], max_payload_bytes=100), "tool_result"
+    )
+    spared = [
+        r
+        for r in results
+        if r["provenance"]["line"] in web or r["tool_result"].get("promoted_from")
+    ]
+    assert spared
+    for r in spared:
+        assert "truncated" not in r["tool_result"]["enrichment"]
+    native = [r for r in results if r not in spared]
+    assert all(r["tool_result"]["enrichment"].get("truncated") for r in native)
