@@ -637,3 +637,17 @@ def test_payload_limit_spares_results_that_are_no_tool_output() -> None:
         assert "truncated" not in r["tool_result"]["enrichment"]
     native = [r for r in results if r not in spared]
     assert all(r["tool_result"]["enrichment"].get("truncated") for r in native)
+
+
+def test_drifted_head_with_rollout_records_is_claimed_and_fails_loudly() -> None:
+    world = records(SMALL)[2][1]
+    assert world["type"] == "world_state"
+    lines = [
+        b'{"created_at":"2025-09-10T12:00:00Z","role":"user","message":"x"}',
+        json.dumps(world).encode(),
+    ]
+    assert CodexAdapter.sniff(b"\n".join(lines) + b"\n") == Confidence.POSSIBLE
+    with pytest.raises(ParseError, match="at line 1"):
+        run_lines(lines)
+    evs = run_lines(lines, permissive=True)
+    assert [e.kind for e in evs] == ["unknown", "session_meta", "system"]

@@ -473,6 +473,10 @@ class CodexAdapter(BaseAdapter):
             return Confidence.POSSIBLE
         if b'"log_type"' in head and b'"stream_output"' in head and b'"thread.started"' in head:
             return Confidence.POSSIBLE
+        if b'"payload"' in head and _has_rollout_record(rest):
+            # Not Codex-shaped at the top, but rollout records follow: a
+            # drifted Codex format, which parsing then reports loudly.
+            return Confidence.POSSIBLE
         return Confidence.NO_MATCH
 
     # -- parsing -----------------------------------------------------------
@@ -819,7 +823,8 @@ class CodexAdapter(BaseAdapter):
                 self._unknown("response_item", line, lineno, f"malformed response_item: {exc}")
             )
             return
-        self._close(out)
+        if self.pending is not None:
+            self._close(out)
         self._item(item, payload, ts, line, lineno, out)
 
     def _item(
@@ -1516,6 +1521,21 @@ def _timestamp(value: str) -> str:
     if _COMMON_TIMESTAMP(value) is not None:
         return value
     return valid_timestamp(value)
+
+
+def _has_rollout_record(lines: bytes, limit: int = 50) -> bool:
+    """Whether one of the first *limit* complete *lines* is a rollout envelope."""
+    for line in lines.split(b"\n", limit)[:limit]:
+        line = line.strip()
+        if not line.startswith(b"{") or b'"payload"' not in line:
+            continue
+        try:
+            rec = _decode_sniff(line)
+        except _DecodeErrors:
+            continue
+        if rec.type in RECORD_TYPES and rec.timestamp and rec.payload is not None:
+            return True
+    return False
 
 
 def _unix_time(value: float | None) -> str:
