@@ -489,7 +489,7 @@ class CodexAdapter(BaseAdapter):
         if shape == _ROLLOUT:
             return self._rollout(line, lineno)
         if not shape:
-            shape = self.shape = _shape_of(line, b"")[0] or _ROLLOUT
+            shape = self.shape = _shape_of(line, None)[0] or _ROLLOUT
             if shape == _ROLLOUT:
                 return self._rollout(line, lineno)
         if shape == _EXEC:
@@ -528,7 +528,7 @@ class CodexAdapter(BaseAdapter):
         self.gather = None
         record = b"\n".join(parts)
         if not self.shape:
-            self.shape = _shape_of(record, b"")[0] or _ROLLOUT
+            self.shape = _shape_of(record, None)[0] or _ROLLOUT
         if self.shape == _ROLLOUT:
             events = self._rollout(record, start)
         elif self.shape == _LEGACY:
@@ -1469,10 +1469,11 @@ def _raw_str(raw: Raw) -> str | None:
         return None
 
 
-def _shape_of(first: bytes, rest: bytes) -> tuple[str, Confidence]:
+def _shape_of(first: bytes, rest: bytes | None) -> tuple[str, Confidence]:
     """The transcript shape a first record shows, and how sure that is.
 
-    *rest* is what follows the first line in a detection head (may be empty).
+    *rest* is what follows the first line in a detection head, or ``None`` when
+    the adapter already reads the transcript as Codex and only asks which shape.
     """
     try:
         p = _decode_probe(first)
@@ -1496,16 +1497,19 @@ def _shape_of(first: bytes, rest: bytes) -> tuple[str, Confidence]:
             inner = ""
         if inner in _EXEC_TYPES:
             return _WRAPPED, Confidence.CERTAIN
-    if not p.type and not p.payload and p.instructions and _raw_str(p.id) and _raw_str(p.timestamp):
+    if not p.type and not p.payload and _raw_str(p.id) and _raw_str(p.timestamp):
+        # A legacy metadata line: confirmed by a state marker or bare item next.
+        if rest is None:
+            return _LEGACY, Confidence.POSSIBLE
         nxt = rest.split(b"\n", 1)[0].strip()
-        if nxt:
-            try:
-                n = _decode_legacy_line(nxt)
-            except _DecodeErrors:
-                n = None
-            if n is not None and (n.record_type == "state" or n.type in _ITEM_TYPES):
-                return _LEGACY, Confidence.CERTAIN
-        return _LEGACY, Confidence.POSSIBLE
+        try:
+            n = _decode_legacy_line(nxt) if nxt else None
+        except _DecodeErrors:
+            n = None
+        if n is not None and (n.record_type == "state" or n.type in _ITEM_TYPES):
+            return _LEGACY, Confidence.CERTAIN
+        if p.instructions:
+            return _LEGACY, Confidence.POSSIBLE
     return "", Confidence.NO_MATCH
 
 
