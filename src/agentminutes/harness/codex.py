@@ -1548,6 +1548,9 @@ def _unix_time(value: float | None) -> str:
     return format_ns(round(value * 1_000_000) * 1000)
 
 
+_JSON_OPENERS: Final = frozenset('{["-0123456789tfn')
+
+
 def _input_value(source: str | Raw | None) -> Raw:
     """A tool input as recorded: the JSON a string holds when it holds one, else the string."""
     if not source:
@@ -1558,13 +1561,16 @@ def _input_value(source: str | Raw | None) -> Raw:
         text = _decode_str(source)
         if not text:
             return NO_RAW
-        data = text.encode()
     else:
-        data = source.encode()
-    try:
-        return _decode_raw(data)
-    except _DecodeErrors:
-        return Raw(_encode(data.decode()))
+        text = source
+    # Only a string whose first non-blank character can open a JSON value is
+    # worth parsing (a patch script or shell line never is).
+    if text.lstrip(" \t\r\n")[:1] in _JSON_OPENERS:
+        try:
+            return _decode_raw(text.encode())
+        except _DecodeErrors:
+            pass
+    return Raw(_encode(text))
 
 
 def _content_blocks(content: Raw) -> list[ContentBlock] | None:
