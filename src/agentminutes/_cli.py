@@ -396,3 +396,30 @@ def follow(
         promote=promote,
         text_form=text_form.value,
     )
+
+
+drift_app = typer.Typer(
+    name="drift",
+    help="Check transcripts for format drift against the baselines shipped in the package.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(drift_app)
+
+
+@drift_app.command("scan")
+def drift_scan(
+    transcripts: Annotated[
+        list[str], typer.Argument(help="Transcript files, scanned in order.", show_default=False)
+    ],
+) -> None:
+    """Compare each transcript's vocabulary with its harness's baseline.
+
+    For each file: the harness, a strict parse with every line accounted for,
+    then each new record type, new key, missing key and new discriminator value
+    (content block types, tool names, subtypes). Exit status: 0 clean, 1 drift,
+    3 a file could not be checked (no harness detected, no baseline).
+    """
+    from agentminutes.drift import scan_command
+
+    raise typer.Exit(scan_command(transcripts))
