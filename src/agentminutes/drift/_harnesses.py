@@ -6,7 +6,8 @@ field (usage objects, content blocks, tool-call entries). Discriminators are
 the values an adapter branches on and a new release adds to: content block
 types, tool names (a new tool needs a tool-kind mapping), subtypes, attachment
 types. Values that are user configuration rather than format vocabulary (MCP
-tool names, ids used as object keys) are collapsed so they never read as drift.
+tool names) are left out, and ids used as object keys collapse to ``*``, so they
+never read as drift.
 
 A harness is listed here when its adapter reads line transcripts; adding one
 means adding its table here and running ``scripts/build_drift_baselines.py``.
@@ -33,13 +34,13 @@ from agentminutes.drift._vocab import (
 __all__ = ("VOCABULARIES", "vocabulary")
 
 
-def _prefixes(rules: dict[str, tuple[str, ...]]) -> Callable[[str, str], str]:
-    """A normalizer: a value of *path* starting with one of its prefixes becomes ``prefix*``."""
+def _prefixes(rules: dict[str, tuple[str, ...]]) -> Callable[[str, str], str | None]:
+    """A normalizer: values of a path that start with one of its prefixes are not vocabulary."""
 
-    def normalize(path: str, value: str) -> str:
+    def normalize(path: str, value: str) -> str | None:
         for prefix in rules.get(path, ()):
             if value.startswith(prefix):
-                return prefix + "*"
+                return None
         return value
 
     return normalize

@@ -150,8 +150,9 @@ class Vocabulary:
         dynamic: key paths whose children are names or ids, not vocabulary:
             their keys are listed as ``path.*``.
         dynamic_key: further children to list as ``*``: ``(parent path, key)``.
-        normalize: collapses unbounded values (user-configured tool names) so
-            they never read as drift: ``(path, value) -> value``.
+        normalize: ``(path, value) -> value``, or ``None`` for a value that is
+            user configuration rather than format vocabulary (an MCP tool's
+            name), which is left out so it never reads as drift.
         document: splits a transcript that is one JSON document (not JSON
             lines) into ``(record type, record)`` pairs; ``None`` when the
             harness writes only JSON lines.
@@ -163,7 +164,7 @@ class Vocabulary:
     deep: PathTable = field(default_factory=dict)
     dynamic: frozenset[str] = frozenset()
     dynamic_key: Callable[[str, str], bool] | None = None
-    normalize: Callable[[str, str], str] | None = None
+    normalize: Callable[[str, str], str | None] | None = None
     document: Callable[[Raw], Iterator[tuple[str, Obj]]] | None = None
 
     def paths(self, table: PathTable, rtype: str) -> tuple[str, ...]:
@@ -223,6 +224,8 @@ class Vocabulary:
                     continue
                 if self.normalize is not None:
                     text = self.normalize(path, text)
+                    if text is None:
+                        continue
                 yield path, text
 
 
