@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import IO, Annotated
 
 import anyio
+import msgspec
 import typer
 
 from agentminutes._documents import Feed, feeds
@@ -34,6 +35,12 @@ app = typer.Typer(
 class Format(StrEnum):
     json = "json"
     jsonl = "jsonl"
+
+
+class ConvertFormat(StrEnum):
+    json = "json"
+    jsonl = "jsonl"
+    acp = "acp"
 
 
 class TextForm(StrEnum):
@@ -149,8 +156,11 @@ def _feed(
     return Feed(apply_stages(feed.batches, stages), feed.skipped)
 
 
-async def _convert(fmt: Format, output: str | None, job: Feed) -> None:
-    if fmt is Format.jsonl:
+async def _convert(fmt: ConvertFormat, output: str | None, job: Feed) -> None:
+    if fmt is ConvertFormat.acp:
+        await _convert_acp(output, job)
+        return
+    if fmt is ConvertFormat.jsonl:
         with _output(output, atomic=False) as stream:
             jsonl = JsonlSink(stream, flush=output is None)
             events = 0
@@ -166,6 +176,32 @@ async def _convert(fmt: Format, output: str | None, job: Feed) -> None:
             await sink.send(batch)
         sink.finish(job.skipped())
         await sink.aclose()
+
+
+async def _convert_acp(output: str | None, job: Feed) -> None:
+    """Stream the session as ACP ``session/update`` notifications, one JSON-RPC message a line."""
+    from agentminutes.acp import Notification, Projector, SessionNotification
+
+    projector = Projector()
+    encoder = msgspec.json.Encoder()
+    events = 0
+    with _output(output, atomic=False) as stream:
+        buf = bytearray()
+        async for batch in job.batches:
+            del buf[:]
+            for ev in batch.events:
+                for update in projector.project(ev):
+                    params = SessionNotification(projector.session_id, update)
+                    encoder.encode_into(Notification(params=params), buf, -1)
+                    buf += b"\n"
+            events += len(batch.events)
+            if buf:
+                stream.write(buf)
+                if output is None:
+                    stream.flush()
+        stream.flush()
+    _skip_summary(events, job.skipped())
+    print(f"agentminutes: acp: {projector.report().summary()}", file=sys.stderr)
 
 
 async def _convert_all(
@@ -225,9 +261,14 @@ ConversationOpt = Annotated[
 def convert(
     transcript: Transcript,
     fmt: Annotated[
-        Format,
-        typer.Option("--format", help="json (the whole session) or jsonl (one event per line)."),
-    ] = Format.json,
+        ConvertFormat,
+        typer.Option(
+            "--format",
+            help="json (the whole session), jsonl (one event per line), or acp (the Agent "
+            "Client Protocol session/update notifications, one JSON-RPC message per line; "
+            "what they cannot carry is counted on stderr).",
+        ),
+    ] = ConvertFormat.json,
     output: OutputOpt = None,
     harness: HarnessOpt = "auto",
     harness_version: HarnessVersionOpt = "",
@@ -259,9 +300,9 @@ def convert(
     if every:
         if conversation:
             raise UsageError("--all converts every conversation; drop --conversation, or --all")
-        if fmt is Format.jsonl:
+        if fmt is not ConvertFormat.json:
             raise UsageError(
-                "--all writes one whole session per line; it does not combine with --format jsonl"
+                f"--all writes one whole session per line; it does not combine with --format {fmt}"
             )
         anyio.run(_convert_all, transcript, output, harness, options, stages)
         return
