@@ -224,6 +224,23 @@ def test_new_key_in_a_legacy_document(tmp_path: Path) -> None:
     assert _texts(report, "new_key") == [f'drift: record type "{rtype}" has new key "plantedKey"']
 
 
+def test_pretty_printed_records(tmp_path: Path) -> None:
+    """Records spread over several lines (a pretty-printed rollout) are read one by one."""
+    src = (
+        FIXTURES
+        / "codex/cabinet-gov/rollout-2026-04-30T11-12-25-019ddc5f-977f-7fd3-a392-a6477e6b25b2.jsonl"
+    )
+    records = _records(src)
+    path = tmp_path / "pretty.jsonl"
+    path.write_text("".join(json.dumps(r, indent=4, ensure_ascii=False) + "\n" for r in records))
+    assert scan(path).category is Category.CLEAN
+    records[0]["plantedKey"] = 1
+    path.write_text("".join(json.dumps(r, indent=4, ensure_ascii=False) + "\n" for r in records))
+    assert _texts(scan(path), "new_key") == [
+        'drift: record type "session_meta" has new key "plantedKey"'
+    ]
+
+
 def test_invalid_json_stops_the_vocabulary(tmp_path: Path) -> None:
     src = FIXTURES / "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
     lines = src.read_text().splitlines()

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from agentminutes._errors import AgentminutesError, DetectError, ParseError, SourceError
+from agentminutes._errors import AgentminutesError, ParseError, SourceError
 from agentminutes._pipeline import Conversion, open_sync_chunks
 from agentminutes._sources import LineSplitter, open_error
 from agentminutes.drift._baseline import Baseline, Diff, diff, load_baseline
@@ -120,10 +120,10 @@ def scan(path: str | os.PathLike[str]) -> ScanReport:
     try:
         head = _read_head(name)
         harness = _detect(name, head) if head.strip() else ""
-    except DetectError:
-        harness = ""
     except OSError as exc:
         raise SourceError(f"{name}: {exc.strerror or exc}") from None
+    except AgentminutesError:
+        harness = ""
     if not harness:
         report.add(
             Finding("undetected", "could not detect the source harness"), Category.EXEC_ERROR
@@ -144,10 +144,14 @@ def scan(path: str | os.PathLike[str]) -> ScanReport:
 
     covered_lines, version = _strict_parse(report, name, harness)
     vocab = Vocab(spec)
-    nonblank, document = _read_vocab(report, name, vocab)
-    if covered_lines is not None and nonblank is not None and not document:
-        _account(report, nonblank, covered_lines)
-    last = adapter_class(harness).last_checked
+    stopped: VocabError | None = None
+    try:
+        nonblank, document = read_vocab(name, vocab)
+    except VocabError as exc:
+        stopped = exc
+    else:
+        if covered_lines is not None and not document:
+            _account(report, nonblank, covered_lines)
     baseline = load_baseline(harness, version)
     if baseline is None:
         report.add(
@@ -156,8 +160,11 @@ def scan(path: str | os.PathLike[str]) -> ScanReport:
         )
         return report
     report.baseline_version = baseline.generated_from_version
-    _version_note(report, version, last, baseline)
-    if nonblank is None:
+    if covered_lines is not None:  # a failed parse already says whether the version is newer
+        _version_note(report, version, adapter_class(harness).last_checked, baseline)
+    if stopped is not None:
+        # The vocabulary is incomplete: comparing it would only mislead.
+        report.add(Finding("vocabulary_stopped", f"vocabulary extraction stopped: {stopped}"))
         return report
     _report_diff(report, diff(baseline, vocab))
     return report
@@ -195,9 +202,10 @@ def _strict_parse(report: ScanReport, name: str, harness: str) -> tuple[set[int]
 def read_vocab(path: str, vocab: Vocab) -> tuple[list[int], bool]:
     """Add the vocabulary of every record of *path* to *vocab*.
 
-    Returns the non-blank line numbers and whether the transcript was read as a
-    whole JSON document: one whose first record is not a JSON line (a legacy
-    session file), split into records by the harness's rules.
+    Returns the non-blank line numbers and whether the transcript was read other
+    than line by line, because its first record is not a JSON line: a whole JSON
+    document (a legacy session file) split into records by the harness's rules,
+    or records pretty-printed one after another.
 
     Raises:
         VocabError: a non-blank line is not a JSON object (and the file is not a
@@ -213,21 +221,13 @@ def read_vocab(path: str, vocab: Vocab) -> tuple[list[int], bool]:
                 nonblank.extend(vocab.add_lines(lines))
         nonblank.extend(vocab.add_lines(splitter.flush()))
     except VocabError:
-        if vocab.records == before and vocab.spec.document is not None:
+        if vocab.records == before:
             with open(path, "rb") as f:
                 data = f.read()
-            if vocab.add_document(data):
+            if vocab.add_document(data) or vocab.add_spread(data):
                 return [], True
         raise
     return nonblank, False
-
-
-def _read_vocab(report: ScanReport, name: str, vocab: Vocab) -> tuple[list[int] | None, bool]:
-    try:
-        return read_vocab(name, vocab)
-    except VocabError as exc:
-        report.add(Finding("vocabulary_stopped", f"vocabulary extraction stopped: {exc}"))
-        return None, False
 
 
 def _account(report: ScanReport, nonblank: list[int], covered: set[int]) -> None:

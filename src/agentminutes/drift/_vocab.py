@@ -17,6 +17,7 @@ adapters themselves are not involved.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -321,3 +322,33 @@ class Vocab:
         for rtype, record in pairs:
             self.add(record, rtype)
         return True
+
+    def add_spread(self, data: bytes) -> bool:
+        """Add the records of a transcript whose records are pretty-printed, one after another.
+
+        False (nothing added) if *data* is not a sequence of JSON objects.
+        """
+        try:
+            text = data.removeprefix(_BOM).decode()
+        except UnicodeDecodeError:
+            return False
+        decoder = json.JSONDecoder()
+        records: list[Obj] = []
+        pos, end = 0, len(text)
+        while True:
+            while pos < end and text[pos] in " \t\r\n":
+                pos += 1
+            if pos == end:
+                break
+            try:
+                _, stop = decoder.raw_decode(text, pos)
+            except ValueError:
+                return False
+            record = as_obj(Raw(text[pos:stop].encode()))
+            if record is None:
+                return False
+            records.append(record)
+            pos = stop
+        for record in records:
+            self.add(record)
+        return bool(records)
