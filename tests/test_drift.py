@@ -117,6 +117,16 @@ def test_select_baseline_nearest_version_at_or_below() -> None:
     assert select_baseline([], "1.0") is None
 
 
+def test_era_baseline_holds_only_older_fixtures() -> None:
+    era = _script().build("claude-code", "2.0.76")
+    assert era.generated_from_version == "2.0.76"
+    versions = [f.version for f in era.fixtures or []]
+    assert versions
+    assert "1.0.29" in versions
+    assert all(v in ("1.0.29", "1.0.56", "1.9.0", "2.0.76") for v in versions)
+    assert len(era.record_types) < len(load_baseline("claude-code").record_types)  # type: ignore[union-attr]
+
+
 def test_build_baseline_library_function(tmp_path: Path) -> None:
     baseline = build_baseline("pi", [FIXTURES / "pi/agent-sessions/pi_small.jsonl"])
     assert baseline.harness == "pi"

@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib.resources
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cmp_to_key
 from typing import Final
 
 import msgspec
@@ -138,22 +139,17 @@ def shipped_baselines(harness: str) -> list[Baseline]:
 def select_baseline(candidates: list[Baseline], version: str) -> Baseline | None:
     """The baseline generated from the nearest version at or below *version*.
 
-    Without a *version* (or when every baseline is newer) the newest baseline
-    serves when *version* is empty, the oldest otherwise.
+    Without a *version*, the newest baseline; for a version older than every
+    baseline, the oldest.
     """
     if not candidates:
         return None
 
-    def older(a: Baseline, b: Baseline) -> bool:
-        return version_newer(b.generated_from_version, a.generated_from_version)
+    def compare(a: Baseline, b: Baseline) -> int:
+        x, y = a.generated_from_version, b.generated_from_version
+        return 1 if version_newer(x, y) else -1 if version_newer(y, x) else 0
 
-    ordered = list(candidates)
-    # A stable insertion sort by version: few candidates, and no total order on odd versions.
-    for i in range(1, len(ordered)):
-        j = i
-        while j > 0 and older(ordered[j], ordered[j - 1]):
-            ordered[j - 1], ordered[j] = ordered[j], ordered[j - 1]
-            j -= 1
+    ordered = sorted(candidates, key=cmp_to_key(compare))
     if not version:
         return ordered[-1]
     best: Baseline | None = None
