@@ -294,7 +294,7 @@ def convert(
         ),
     ] = False,
 ) -> None:
-    """Convert a transcript to the normalized session (json) or event stream (jsonl)."""
+    """Convert a transcript to the normalized session (json), its event stream (jsonl) or ACP updates (acp)."""
     options = _options(harness_version, permissive, keep_raw, text_form)
     stages = _stages(max_payload_bytes, promote)
     if every:
@@ -451,7 +451,10 @@ app.add_typer(drift_app)
 @drift_app.command("scan")
 def drift_scan(
     transcripts: Annotated[
-        list[str], typer.Argument(help="Transcript files, scanned in order.", show_default=False)
+        list[str],
+        typer.Argument(
+            help="Transcript files, scanned in order.", metavar="TRANSCRIPT", show_default=False
+        ),
     ],
 ) -> None:
     """Compare each transcript's vocabulary with its harness's baseline.
