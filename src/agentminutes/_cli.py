@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
-from typing import IO, Annotated
+from typing import Annotated
 
-import anyio
-import msgspec
 import typer
 
-from agentminutes._documents import Feed, feeds
-from agentminutes._errors import UsageError
-from agentminutes._pipeline import Stage, apply_stages
+from agentminutes._commands import run_convert, run_stats
 from agentminutes._version import __version__
-from agentminutes.harness import ParseOptions
-from agentminutes.sinks import JsonlSink, SessionJsonSink, StatsSink
 
 app = typer.Typer(
     name="agentminutes",
@@ -103,150 +92,6 @@ OutputOpt = Annotated[
 ]
 
 
-def _stages(max_payload_bytes: int, promote: list[str] | None) -> list[Stage]:
-    from agentminutes.stages import promotions, truncate_payloads
-
-    stages = promotions(promote or [])
-    if max_payload_bytes < 0:
-        raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
-    if max_payload_bytes:
-        stages.append(truncate_payloads(max_payload_bytes))
-    return stages
-
-
-@contextmanager
-def _output(path: str | None, *, atomic: bool) -> Iterator[IO[bytes]]:
-    """Where a command writes: stdout or a file; *atomic* output appears only on success.
-
-    Atomic stdout output is spooled (in memory up to 32 MiB, then on disk),
-    so a failed parse prints no half document and memory stays bounded.
-    """
-    if path is None and not atomic:
-        yield sys.stdout.buffer
-        return
-    if path is None:
-        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
-            yield spool
-            spool.seek(0)
-            out = sys.stdout.buffer
-            while chunk := spool.read(1 << 20):
-                out.write(chunk)
-            out.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".agentminutes-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def _feed(
-    transcript: str,
-    harness: str,
-    options: ParseOptions,
-    stages: list[Stage],
-    conversation: str | None,
-) -> Feed:
-    """The one session *transcript* is (or the one chosen in it), stages applied."""
-    feed = next(feeds(transcript, harness, options, conversation))
-    return Feed(apply_stages(feed.batches, stages), feed.skipped)
-
-
-async def _convert(fmt: ConvertFormat, output: str | None, job: Feed) -> None:
-    if fmt is ConvertFormat.acp:
-        await _convert_acp(output, job)
-        return
-    if fmt is ConvertFormat.jsonl:
-        with _output(output, atomic=False) as stream:
-            jsonl = JsonlSink(stream, flush=output is None)
-            events = 0
-            async for batch in job.batches:
-                events += len(batch.events)
-                await jsonl.send(batch)
-            await jsonl.aclose()
-        _skip_summary(events, job.skipped())
-        return
-    with _output(output, atomic=True) as stream:
-        sink = SessionJsonSink(stream)
-        async for batch in job.batches:
-            await sink.send(batch)
-        sink.finish(job.skipped())
-        await sink.aclose()
-
-
-async def _convert_acp(output: str | None, job: Feed) -> None:
-    """Stream the session as ACP ``session/update`` notifications, one JSON-RPC message a line."""
-    from agentminutes.acp import Notification, Projector, SessionNotification
-
-    projector = Projector()
-    encoder = msgspec.json.Encoder()
-    events = 0
-    with _output(output, atomic=False) as stream:
-        buf = bytearray()
-        async for batch in job.batches:
-            del buf[:]
-            for ev in batch.events:
-                for update in projector.project(ev):
-                    params = SessionNotification(projector.session_id, update)
-                    encoder.encode_into(Notification(params=params), buf, -1)
-                    buf += b"\n"
-            events += len(batch.events)
-            if buf:
-                stream.write(buf)
-                if output is None:
-                    stream.flush()
-        stream.flush()
-    _skip_summary(events, job.skipped())
-    print(f"agentminutes: acp: {projector.report().summary()}", file=sys.stderr)
-
-
-async def _convert_all(
-    transcript: str,
-    output: str | None,
-    harness: str,
-    options: ParseOptions,
-    stages: list[Stage],
-) -> None:
-    """Every session of *transcript*, one whole-session JSON document per line."""
-    sessions = events = 0
-    skipped: dict[str, int] = {}
-    with _output(output, atomic=output is not None) as stream:
-        for feed in feeds(transcript, harness, options, every=True):
-            sink = SessionJsonSink(stream, indent=0)
-            async for batch in apply_stages(feed.batches, stages):
-                events += len(batch.events)
-                await sink.send(batch)
-            counts = feed.skipped()
-            sink.finish(counts)
-            await sink.aclose()
-            sessions += 1
-            for k, v in counts.items():
-                skipped[k] = skipped.get(k, 0) + v
-    _skip_summary(events, skipped, f"{sessions} sessions, ")
-
-
-def _skip_summary(events: int, skipped: dict[str, int], sessions: str = "") -> None:
-    text = f"agentminutes: {sessions}{events} events, {sum(skipped.values())} skipped records"
-    if skipped:
-        text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) + ")"
-    print(text, file=sys.stderr)
-
-
-def _options(
-    harness_version: str, permissive: bool, keep_raw: bool, text_form: TextForm
-) -> ParseOptions:
-    return ParseOptions(
-        permissive=permissive,
-        keep_raw=keep_raw,
-        harness_version=harness_version,
-        text_form=text_form.value,
-    )
-
-
 ConversationOpt = Annotated[
     str | None,
     typer.Option(
@@ -295,27 +140,20 @@ def convert(
     ] = False,
 ) -> None:
     """Convert a transcript to the normalized session (json), its event stream (jsonl) or ACP updates (acp)."""
-    options = _options(harness_version, permissive, keep_raw, text_form)
-    stages = _stages(max_payload_bytes, promote)
-    if every:
-        if conversation:
-            raise UsageError("--all converts every conversation; drop --conversation, or --all")
-        if fmt is not ConvertFormat.json:
-            raise UsageError(
-                f"--all writes one whole session per line; it does not combine with --format {fmt}"
-            )
-        anyio.run(_convert_all, transcript, output, harness, options, stages)
-        return
-    anyio.run(_convert, fmt, output, _feed(transcript, harness, options, stages, conversation))
-
-
-async def _stats(output: str | None, job: Feed) -> None:
-    with _output(output, atomic=True) as stream:
-        sink = StatsSink(stream)
-        async for batch in job.batches:
-            await sink.send(batch)
-        sink.finish()
-        await sink.aclose()
+    run_convert(
+        transcript,
+        fmt=fmt.value,
+        output=output,
+        harness=harness,
+        harness_version=harness_version,
+        permissive=permissive,
+        keep_raw=keep_raw,
+        max_payload_bytes=max_payload_bytes,
+        promote=promote,
+        text_form=text_form.value,
+        conversation=conversation,
+        every=every,
+    )
 
 
 @app.command()
@@ -330,9 +168,16 @@ def stats(
     conversation: ConversationOpt = None,
 ) -> None:
     """Summarize a session: tool mix, bytes retrieved, latency, tokens, models, final answer."""
-    options = _options(harness_version, permissive, False, text_form)
-    job = _feed(transcript, harness, options, _stages(0, promote), conversation)
-    anyio.run(_stats, output, job)
+    run_stats(
+        transcript,
+        output=output,
+        harness=harness,
+        harness_version=harness_version,
+        permissive=permissive,
+        promote=promote,
+        text_form=text_form.value,
+        conversation=conversation,
+    )
 
 
 @app.command()
