@@ -26,6 +26,12 @@ class Format(StrEnum):
     jsonl = "jsonl"
 
 
+class ConvertFormat(StrEnum):
+    json = "json"
+    jsonl = "jsonl"
+    acp = "acp"
+
+
 class TextForm(StrEnum):
     bare = "bare"
     delivered = "delivered"
@@ -100,9 +106,14 @@ ConversationOpt = Annotated[
 def convert(
     transcript: Transcript,
     fmt: Annotated[
-        Format,
-        typer.Option("--format", help="json (the whole session) or jsonl (one event per line)."),
-    ] = Format.json,
+        ConvertFormat,
+        typer.Option(
+            "--format",
+            help="json (the whole session), jsonl (one event per line), or acp (the Agent "
+            "Client Protocol session/update notifications, one JSON-RPC message per line; "
+            "what they cannot carry is counted on stderr).",
+        ),
+    ] = ConvertFormat.json,
     output: OutputOpt = None,
     harness: HarnessOpt = "auto",
     harness_version: HarnessVersionOpt = "",
@@ -128,7 +139,7 @@ def convert(
         ),
     ] = False,
 ) -> None:
-    """Convert a transcript to the normalized session (json) or event stream (jsonl)."""
+    """Convert a transcript to the normalized session (json), its event stream (jsonl) or ACP updates (acp)."""
     run_convert(
         transcript,
         fmt=fmt.value,
@@ -271,3 +282,33 @@ def follow(
         promote=promote,
         text_form=text_form.value,
     )
+
+
+drift_app = typer.Typer(
+    name="drift",
+    help="Check transcripts for format drift against the baselines shipped in the package.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(drift_app)
+
+
+@drift_app.command("scan")
+def drift_scan(
+    transcripts: Annotated[
+        list[str],
+        typer.Argument(
+            help="Transcript files, scanned in order.", metavar="TRANSCRIPT", show_default=False
+        ),
+    ],
+) -> None:
+    """Compare each transcript's vocabulary with its harness's baseline.
+
+    For each file: the harness, a strict parse with every line accounted for,
+    then each new record type, new key, missing key and new discriminator value
+    (content block types, tool names, subtypes). Exit status: 0 clean, 1 drift,
+    3 a file could not be checked (no harness detected, no baseline).
+    """
+    from agentminutes.drift import scan_command
+
+    raise typer.Exit(scan_command(transcripts))

@@ -79,6 +79,9 @@ def _feed(
 
 
 async def _convert(fmt: str, output: str | None, job: Feed) -> None:
+    if fmt == "acp":
+        await _convert_acp(output, job)
+        return
     if fmt == "jsonl":
         with _output(output, atomic=False) as stream:
             jsonl = JsonlSink(stream, flush=output is None)
@@ -95,6 +98,34 @@ async def _convert(fmt: str, output: str | None, job: Feed) -> None:
             await sink.send(batch)
         sink.finish(job.skipped())
         await sink.aclose()
+
+
+async def _convert_acp(output: str | None, job: Feed) -> None:
+    """Stream the session as ACP ``session/update`` notifications, one JSON-RPC message a line."""
+    import msgspec
+
+    from agentminutes.acp import Notification, Projector, SessionNotification
+
+    projector = Projector()
+    encoder = msgspec.json.Encoder()
+    events = 0
+    with _output(output, atomic=False) as stream:
+        buf = bytearray()
+        async for batch in job.batches:
+            del buf[:]
+            for ev in batch.events:
+                for update in projector.project(ev):
+                    params = SessionNotification(projector.session_id, update)
+                    encoder.encode_into(Notification(params=params), buf, -1)
+                    buf += b"\n"
+            events += len(batch.events)
+            if buf:
+                stream.write(buf)
+                if output is None:
+                    stream.flush()
+        stream.flush()
+    _skip_summary(events, job.skipped())
+    print(f"agentminutes: acp: {projector.report().summary()}", file=sys.stderr)
 
 
 async def _convert_all(
@@ -166,17 +197,18 @@ def run_convert(
     conversation: str | None = None,
     every: bool = False,
 ) -> None:
-    """``agentminutes convert``: the whole session (json), its events (jsonl), or every session."""
-    if fmt not in ("json", "jsonl"):
-        raise UsageError(f'unknown format "{fmt}" (want json or jsonl)')
+    """``agentminutes convert``: the whole session (json), its events (jsonl), its ACP
+    ``session/update`` notifications (acp), or every session."""
+    if fmt not in ("json", "jsonl", "acp"):
+        raise UsageError(f'unknown format "{fmt}" (want json, jsonl or acp)')
     options = _options(harness_version, permissive, keep_raw, text_form)
     stages = _stages(max_payload_bytes, promote)
     if every:
         if conversation:
             raise UsageError("--all converts every conversation; drop --conversation, or --all")
-        if fmt == "jsonl":
+        if fmt != "json":
             raise UsageError(
-                "--all writes one whole session per line; it does not combine with --format jsonl"
+                f"--all writes one whole session per line; it does not combine with --format {fmt}"
             )
         anyio.run(_convert_all, transcript, output, harness, options, stages)
         return
