@@ -396,3 +396,78 @@ def follow(
         promote=promote,
         text_form=text_form.value,
     )
+
+
+@app.command()
+def sessions(
+    harness: Annotated[
+        str,
+        typer.Option(
+            "--harness", help="One harness; default: the default folders of every harness."
+        ),
+    ] = "",
+    root: Annotated[
+        str,
+        typer.Option(
+            "--root",
+            help="Search this folder instead of the default ones (needs --harness); for a "
+            "data-export harness, an export file or a folder of them.",
+        ),
+    ] = "",
+    cwd: Annotated[
+        str, typer.Option("--cwd", help="Keep sessions whose recorded working directory is DIR.")
+    ] = "",
+    session_id: Annotated[
+        str,
+        typer.Option(
+            "--session-id",
+            help="Keep the session (or subagent) with this id; with --harness, looked up directly.",
+        ),
+    ] = "",
+    since: Annotated[
+        str,
+        typer.Option(
+            "--since", help="Keep sessions active at or after T (RFC 3339, or YYYY-MM-DD: local)."
+        ),
+    ] = "",
+    until: Annotated[
+        str,
+        typer.Option(
+            "--until",
+            help="Keep sessions active at or before T (RFC 3339, or YYYY-MM-DD: that whole day).",
+        ),
+    ] = "",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", help="paths (transcript paths, subagents included), json, or jsonl."
+        ),
+    ] = "paths",
+    all_subagents: Annotated[
+        bool,
+        typer.Option(
+            "--all-subagents",
+            help="Claude Code: also subagents nested below subagents/ (workflow agents).",
+        ),
+    ] = False,
+) -> None:
+    """List session transcripts in the harnesses' own folders, filtered by identity or time.
+
+    Per-file errors go to stderr and set exit status 1 without stopping the
+    scan; a summary of what was matched, filtered, skipped and unreadable
+    follows. Sessions that record no working directory never match --cwd.
+    """
+    from agentminutes._sessions import sessions_command
+
+    code = sessions_command(
+        harness=harness,
+        root=root or None,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        fmt=fmt,
+        all_subagents=all_subagents,
+    )
+    if code:
+        raise typer.Exit(code)
