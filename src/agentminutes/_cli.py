@@ -287,11 +287,89 @@ def stats(
     promote: PromoteOpt = None,
     text_form: TextFormOpt = TextForm.bare,
     conversation: ConversationOpt = None,
+    include_subagents: Annotated[
+        bool,
+        typer.Option(
+            "--include-subagents",
+            help="Summarize the whole task: the session and its subagent transcripts, "
+            "each on its own, added up, with a per-agent split.",
+        ),
+    ] = False,
+    root: Annotated[
+        str | None,
+        typer.Option(
+            "--root",
+            help="With --include-subagents: where to look for Codex and Antigravity "
+            "subagents (default: the harness's folders).",
+        ),
+    ] = None,
+    all_subagents: Annotated[
+        bool,
+        typer.Option(
+            "--all-subagents",
+            help="With --include-subagents, Claude Code: also the workflow agents nested "
+            "below subagents/ (the reference CLI leaves them out).",
+        ),
+    ] = False,
 ) -> None:
     """Summarize a session: tool mix, bytes retrieved, latency, tokens, models, final answer."""
+    if include_subagents:
+        if conversation:
+            raise UsageError("--include-subagents reads transcripts; drop --conversation")
+        _task_stats(
+            transcript,
+            output,
+            harness=harness,
+            root=root,
+            all_subagents=all_subagents,
+            permissive=permissive,
+            harness_version=harness_version,
+            text_form=text_form.value,
+            promote=promote or [],
+        )
+        return
     options = _options(harness_version, permissive, False, text_form)
     job = _feed(transcript, harness, options, _stages(0, promote), conversation)
     anyio.run(_stats, output, job)
+
+
+def _task_stats(
+    transcript: str,
+    output: str | None,
+    *,
+    harness: str,
+    root: str | None,
+    all_subagents: bool,
+    permissive: bool,
+    harness_version: str,
+    text_form: str,
+    promote: list[str],
+) -> None:
+    import msgspec
+
+    from agentminutes._task import nested_left_out, task_stats_sync
+
+    task = task_stats_sync(
+        transcript,
+        harness=harness,
+        root=root,
+        all_subagents=all_subagents,
+        permissive=permissive,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=promote,
+    )
+    encoded = msgspec.json.Encoder(order="deterministic").encode(task)
+    data = msgspec.json.format(encoded, indent=2) + b"\n"
+    with _output(output, atomic=True) as stream:
+        stream.write(data)
+    left_out = nested_left_out(task, all_subagents)
+    if left_out:
+        print(
+            f"agentminutes: note: {left_out} subagent transcripts nested below "
+            "subagents/ (workflow agents) are not counted; --all-subagents adds them",
+            file=sys.stderr,
+        )
 
 
 @app.command()

@@ -48,7 +48,7 @@ from agentminutes._errors import AgentminutesError, ParseError, ScanError
 from agentminutes._pipeline import feed_lines
 from agentminutes._sources import LineSplitter
 from agentminutes.harness import ParseOptions, adapter_class
-from agentminutes.schema import Event, EventKind, Meta
+from agentminutes.schema import Event, EventKind, Meta, TaskSkip
 
 __all__ = (
     "LOCATORS",
@@ -100,13 +100,6 @@ class SessionRef(msgspec.Struct, omit_defaults=True, kw_only=True):
         end = (_time.to_ns(self.updated_at) if self.updated_at else None) or mod
         start = (_time.to_ns(self.started_at) if self.started_at else None) or end
         return start, max(end, start)
-
-
-class TaskSkip(msgspec.Struct, kw_only=True):
-    """A transcript or child conversation a gather could not include, and why."""
-
-    path: str
-    reason: str
 
 
 @dataclass
