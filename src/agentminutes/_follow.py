@@ -32,6 +32,7 @@ Held events and stops
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import sys
@@ -154,6 +155,12 @@ class FollowConfig:
     #: Setting this event stops the follow as :meth:`Follower.stop` does (flushing).
     stop_event: anyio.Event | None = None
     notice: Callable[[str], None] = _stderr_notice
+
+    def __post_init__(self) -> None:
+        # Adapters that would otherwise hold a whole file (to reorder it) emit
+        # as lines arrive when told the input is live.
+        if not self.options.live:
+            self.options = dataclasses.replace(self.options, live=True)
 
 
 class _Transcript:

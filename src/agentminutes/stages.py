@@ -22,8 +22,24 @@ from agentminutes.schema import NO_RAW, ContentBlock, Event, Raw
 
 __all__ = ("PROMOTIONS", "promotion", "truncate_payloads")
 
+
+def _codex_patch_apply() -> Stage:
+    from agentminutes.harness.codex_promote import patch_apply
+
+    return patch_apply()
+
+
+def _codex_web_search() -> Stage:
+    from agentminutes.harness.codex_promote import web_search
+
+    return web_search()
+
+
 #: Opt-in telemetry promotions by name; each value builds the stage.
-PROMOTIONS: dict[str, Callable[[], Stage]] = {}
+PROMOTIONS: dict[str, Callable[[], Stage]] = {
+    "codex:patch-apply": _codex_patch_apply,
+    "codex:web-search": _codex_web_search,
+}
 
 
 def promotion(name: str) -> Stage:
@@ -37,8 +53,8 @@ def promotion(name: str) -> Stage:
 
 
 def promotions(names: Sequence[str]) -> list[Stage]:
-    """Build the promotion stages for *names*, in order."""
-    return [promotion(n) for n in names]
+    """Build the promotion stages for *names* (each may list several, comma-separated), in order."""
+    return [promotion(n.strip()) for names_ in names for n in names_.split(",") if n.strip()]
 
 
 def _digest(data: bytes) -> str:
@@ -51,11 +67,23 @@ def truncate_payloads(max_bytes: int) -> Stage:
     Text blocks are measured in UTF-8 bytes, other blocks by their verbatim
     native JSON; the enrichment sidecar becomes
     ``{"truncated": true, "size": N, "sha256": "..."}``.
+
+    Results that are no tool's output are left whole: promoted ones, and those
+    recorded by the same record as their call right before them (a Codex
+    ``web_search_call``), whose enrichment is that record.
     """
+    last_call: list[tuple[str, int]] = [("", 0)]
 
     def truncate(ev: Event) -> Event:
+        call = ev.tool_call
+        if call is not None:
+            last_call[0] = (call.tool_call_id, ev.provenance.line if ev.provenance else 0)
+            return ev
         result = ev.tool_result
-        if result is None:
+        if result is None or result.promoted_from:
+            return ev
+        line = ev.provenance.line if ev.provenance else 0
+        if line and last_call[0] == (result.tool_call_id, line):
             return ev
         if result.content:
             blocks: list[ContentBlock] = []

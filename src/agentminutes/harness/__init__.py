@@ -29,6 +29,7 @@ from agentminutes.harness.antigravity import AntigravityAdapter
 from agentminutes.harness.chatgpt import ChatGPTAdapter
 from agentminutes.harness.claude_ai import ClaudeAIAdapter
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
+from agentminutes.harness.codex import CodexAdapter
 from agentminutes.harness.copilot import CopilotAdapter
 from agentminutes.harness.gemini_cli import GeminiCliAdapter
 from agentminutes.harness.pi import PiAdapter
@@ -59,6 +60,7 @@ __all__ = (
 ADAPTERS: tuple[type[Adapter], ...] = (
     AntigravityAdapter,
     ClaudeCodeAdapter,
+    CodexAdapter,
     CopilotAdapter,
     GeminiCliAdapter,
     PiAdapter,
