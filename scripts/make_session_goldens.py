@@ -30,6 +30,12 @@ from session_home import GOLDEN, build_home  # noqa: E402
 
 EF958 = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
 CLAUDE = "$HOME/.claude/projects"
+CODEX = "$HOME/.codex/sessions"
+CODEX_PARENT = (
+    f"{CODEX}/2026/04/30/rollout-2026-04-30T11-12-25-019ddc5f-977f-7fd3-a392-a6477e6b25b2.jsonl"
+)
+CODEX_CHILD = "c0000001-0000-7000-8000-000000000001"
+FEIPI = "/Users/zhehan/Documents/tools/llm/feipi-session-browser"
 
 #: name -> arguments (``$HOME`` stands for the home).
 CASES: dict[str, list[str]] = {
@@ -66,6 +72,24 @@ CASES: dict[str, list[str]] = {
         "stats", "--include-subagents",
         f"{CLAUDE}/-workflow-basic/11110000-0000-4000-8000-000000000001.jsonl",
     ],
+    "codex": ["sessions", "--harness", "codex", "--format", "jsonl"],
+    "codex-since": ["sessions", "--harness", "codex", "--format", "jsonl", "--since", "2026-01-01"],
+    "codex-until": ["sessions", "--harness", "codex", "--format", "jsonl", "--until", "2025-12-31"],
+    "codex-window": [
+        "sessions", "--harness", "codex", "--format", "jsonl",
+        "--since", "2026-04-01T00:00:00Z", "--until", "2026-06-19T04:00:00Z",
+    ],
+    "codex-cwd": ["sessions", "--harness", "codex", "--format", "jsonl", "--cwd", FEIPI],
+    "codex-id": [
+        "sessions", "--harness", "codex", "--format", "jsonl",
+        "--session-id", "019edda8-7eca-7710-b78b-6ce7607beaa1",
+    ],
+    "codex-subagent-id": [
+        "sessions", "--harness", "codex", "--format", "jsonl", "--session-id", CODEX_CHILD,
+    ],
+    "all-codex-subagent-id": ["sessions", "--format", "jsonl", "--session-id", CODEX_CHILD],
+    "task-codex": ["stats", "--include-subagents", CODEX_PARENT],
+    "task-codex-root": ["stats", "--include-subagents", "--root", CODEX + "/2026", CODEX_PARENT],
 }  # fmt: skip
 
 _RELOCATION = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME")

@@ -549,3 +549,59 @@ def sessions(
     )
     if code:
         raise typer.Exit(code)
+
+
+@app.command()
+def archive(
+    to: Annotated[
+        str,
+        typer.Option("--to", help="The archive folder (created if missing).", show_default=False),
+    ],
+    harness: Annotated[str, typer.Option("--harness", help="The sessions' harness.")],
+    session_id: Annotated[
+        str | None, typer.Option("--session-id", help="Archive this session (and its subagents).")
+    ] = None,
+    cwd: Annotated[
+        str | None,
+        typer.Option("--cwd", help="Archive every session whose working directory is DIR."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="With --cwd: only sessions active since T (RFC 3339 or YYYY-MM-DD)."
+        ),
+    ] = None,
+    root: Annotated[
+        str | None,
+        typer.Option("--root", help="Look for sessions here instead of the harness's folders."),
+    ] = None,
+    permissive: PermissiveOpt = False,
+) -> None:
+    """Copy sessions with their subagent transcripts and sidecars into a folder, and normalize them.
+
+    Files keep their path relative to the harness's folder; each transcript
+    gets its normalized session beside it (FILE.agentminutes.json) and
+    MANIFEST.json records every file's size, sha256, source and copy time.
+    Run it again to add what changed: transcripts that grew are extended with
+    their new complete lines; a source changed any other way is reported
+    (exit 1) and its copy kept. Sources are only read; a session still being
+    written is copied up to its last complete line.
+    """
+    from agentminutes._archive import archive_sync
+
+    def report(text: str) -> None:
+        print(f"agentminutes: archive: {text}", file=sys.stderr, flush=True)
+
+    result = archive_sync(
+        to,
+        harness=harness,
+        session_id=session_id,
+        cwd=cwd,
+        since=since,
+        root=root,
+        permissive=permissive,
+        on_report=report,
+    )
+    print(f"agentminutes: archived {result.summary()} into {result.to}", file=sys.stderr)
+    if not result.ok:
+        raise typer.Exit(1)

@@ -336,7 +336,9 @@ class Locator:
         """Every session under an archive root (finished sessions); by default as :meth:`scan`."""
         return self.scan(root, ctx)
 
-    def locate(self, root: str, session_id: str, *, archive: bool = False) -> SessionRef | None:
+    def locate(
+        self, root: str, session_id: str, *, archive: bool = False, nested: bool = False
+    ) -> SessionRef | None:
         """The session *session_id* under *root*, or ``None`` when there is none.
 
         Raises:
@@ -494,7 +496,9 @@ class ClaudeCodeLocator(Locator):
                 ctx.skip(path, "not a subagent transcript")
         return found
 
-    def locate(self, root: str, session_id: str, *, archive: bool = False) -> SessionRef | None:
+    def locate(
+        self, root: str, session_id: str, *, archive: bool = False, nested: bool = False
+    ) -> SessionRef | None:
         check_session_id(session_id)
         matches = []
         try:
@@ -509,7 +513,7 @@ class ClaudeCodeLocator(Locator):
         if path is None:
             return None
         session_dir = path[: -len(".jsonl")]
-        ctx = ScanContext()
+        ctx = ScanContext(nested=nested)
         subagents = self.subagents(session_dir if _is_dir_path(session_dir) else "", ctx)
         ref = _strict_ref(self.harness, path)
         ref.subagent_paths = subagents or None
@@ -580,7 +584,9 @@ class CodexLocator(Locator):
             else:
                 ctx.skip(path, "not a session transcript")
 
-    def locate(self, root: str, session_id: str, *, archive: bool = False) -> SessionRef | None:
+    def locate(
+        self, root: str, session_id: str, *, archive: bool = False, nested: bool = False
+    ) -> SessionRef | None:
         check_session_id(session_id)
         pattern = f"rollout-*-{session_id}.jsonl"
         matches = _glob_levels(root, 3, pattern)
@@ -723,9 +729,11 @@ class CopilotLocator(Locator):
                 continue
             yield from self._ref(path, ctx)
 
-    def locate(self, root: str, session_id: str, *, archive: bool = False) -> SessionRef | None:
+    def locate(
+        self, root: str, session_id: str, *, archive: bool = False, nested: bool = False
+    ) -> SessionRef | None:
         if archive:
-            return super().locate(root, session_id, archive=True)
+            return super().locate(root, session_id, archive=True, nested=nested)
         check_session_id(session_id)
         transcript = join(root, session_id, "events.jsonl")
         if not _exists(transcript):
@@ -787,7 +795,9 @@ class AntigravityLocator(Locator):
                     item.meta.session_id = e.name
                 yield item
 
-    def locate(self, root: str, session_id: str, *, archive: bool = False) -> SessionRef | None:
+    def locate(
+        self, root: str, session_id: str, *, archive: bool = False, nested: bool = False
+    ) -> SessionRef | None:
         check_session_id(session_id)
         transcript = join(root, session_id, _AG_TRANSCRIPT)
         if not _exists(transcript):

@@ -208,7 +208,9 @@ class Scan:
         found: list[SessionRef] = []
         try:
             for root in roots:
-                ref = loc.locate(root.path, self.session_id, archive=root.archive)
+                ref = loc.locate(
+                    root.path, self.session_id, archive=root.archive, nested=self.ctx.nested
+                )
                 if ref is not None:
                     found.append(ref)
         except ScanError as exc:
@@ -363,7 +365,7 @@ def locate_sync(
     loc = _locator(harness)
     found: list[SessionRef] = []
     for r in harness_roots(harness, root, env if env is not None else os.environ):
-        ref = loc.locate(r.path, session_id, archive=r.archive)
+        ref = loc.locate(r.path, session_id, archive=r.archive, nested=all_subagents)
         if ref is not None:
             found.append(ref)
     if len(found) > 1:
