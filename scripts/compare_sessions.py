@@ -64,7 +64,12 @@ def layout(corpus: Path, home: Path) -> None:
         else:
             project = "-corpus-" + prefix
         parts = rest.split("/")
-        files.append((corpus / "claude-code" / name, home / ".claude/projects" / project / "/".join(parts[1:] or parts)))
+        files.append(
+            (
+                corpus / "claude-code" / name,
+                home / ".claude/projects" / project / "/".join(parts[1:] or parts),
+            )
+        )
     for r in _rows(corpus, "codex"):
         name, where = r["file"], r["path_in_repo"]
         base = name.split("__")[-1]
@@ -77,7 +82,10 @@ def layout(corpus: Path, home: Path) -> None:
         else:
             rel = "archive/" + ("rollout-" + base if base.endswith(".jsonl") else base)
         files.append((corpus / "codex" / name, home / ".codex/sessions" / rel))
-    for harness, marker in (("antigravity", ".gemini/antigravity-cli/brain/"), ("copilot", ".copilot/session-state/")):
+    for harness, marker in (
+        ("antigravity", ".gemini/antigravity-cli/brain/"),
+        ("copilot", ".copilot/session-state/"),
+    ):
         for r in _rows(corpus, harness):
             if marker in r["path_in_repo"]:
                 files.append((corpus / harness / r["file"], home / r["path_in_repo"]))
@@ -97,7 +105,18 @@ def layout(corpus: Path, home: Path) -> None:
 
 
 def run(argv: list[str], home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "CLAUDE_CONFIG_DIR",
+            "CODEX_HOME",
+            "COPILOT_HOME",
+            "GEMINI_CLI_HOME",
+            "PI_CODING_AGENT_DIR",
+        )
+    }
     env.update(HOME=str(home), TZ="UTC")
     return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=home, check=False)
 
@@ -112,7 +131,9 @@ def compare_sessions(ref: str, ours: list[str], home: Path, args: list[str]) -> 
     equal = sum(1 for t in theirs if t["path"] in by_path and canon(by_path[t["path"]]) == canon(t))
     listed = {t["path"] for t in theirs}
     extra = [m["path"] for m in mine if m["path"] not in listed]
-    order = [m["path"] for m in mine if m["path"] in listed] == [t["path"] for t in theirs if t["path"] in by_path]
+    order = [m["path"] for m in mine if m["path"] in listed] == [
+        t["path"] for t in theirs if t["path"] in by_path
+    ]
     return {
         "args": " ".join(args) or "(all roots)",
         "ref": len(theirs),
@@ -163,14 +184,22 @@ def compare_task(ref: str, ours: list[str], home: Path, path: Path) -> str:
     if mine == theirs and fewer:
         return f"equal but for {len(skipped_r - skipped_o)} skipped candidates the reference could not read"
     shape = [(t["path"], t.get("subagent_id")) for t in theirs["transcripts"]]
-    if permissive and fewer and shape == [(t["path"], t.get("subagent_id")) for t in mine["transcripts"]]:
-        unknown = sum(t["stats"].get("event_counts", {}).get("unknown", 0) for t in theirs["transcripts"])
+    if (
+        permissive
+        and fewer
+        and shape == [(t["path"], t.get("subagent_id")) for t in mine["transcripts"]]
+    ):
+        unknown = sum(
+            t["stats"].get("event_counts", {}).get("unknown", 0) for t in theirs["transcripts"]
+        )
         return f"same transcripts and join; the reference (permissive) kept {unknown} records as unknown events"
     return "differ"
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--ref", required=True)
     ap.add_argument("--corpus", required=True, type=Path)
     ap.add_argument("--keep", type=Path, help="build the home here and keep it")
@@ -194,7 +223,14 @@ def main() -> int:
             ["--harness", "codex", "--since", "2026-01-01"],
             ["--harness", "claude-code", "--until", "2026-01-15"],
             ["--harness", "codex", "--until", "2025-12-01"],
-            ["--harness", "claude-code", "--since", "2026-01-01", "--until", "2026-03-01T12:00:00+02:00"],
+            [
+                "--harness",
+                "claude-code",
+                "--since",
+                "2026-01-01",
+                "--until",
+                "2026-03-01T12:00:00+02:00",
+            ],
             ["--harness", "codex", "--since", "2025-11-14", "--until", "2026-05-01T00:00:00Z"],
         ]
         bad = 0
@@ -211,7 +247,11 @@ def main() -> int:
             )
             print(f"    reference: {res['ref_summary']}\n    ours:      {res['our_summary']}")
         print(f"sessions records: {total['equal']}/{total['ref']} equal")
-        parents = [p for p in sorted((home / ".claude/projects").glob("*/*.jsonl")) if (p.with_suffix("") / "subagents").is_dir()]
+        parents = [
+            p
+            for p in sorted((home / ".claude/projects").glob("*/*.jsonl"))
+            if (p.with_suffix("") / "subagents").is_dir()
+        ]
         rollouts = sorted((home / ".codex/sessions").rglob("rollout-*.jsonl"))
         outcomes: dict[str, int] = {}
         for path in [*parents, *rollouts]:

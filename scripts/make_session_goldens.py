@@ -89,6 +89,10 @@ CASES: dict[str, list[str]] = {
     ],
     "all-codex-subagent-id": ["sessions", "--format", "jsonl", "--session-id", CODEX_CHILD],
     "task-codex": ["stats", "--include-subagents", CODEX_PARENT],
+    "task-antigravity": [
+        "stats", "--include-subagents",
+        "$HOME/.gemini/antigravity-cli/brain/parent-1/.system_generated/logs/transcript_full.jsonl",
+    ],
     "task-codex-root": ["stats", "--include-subagents", "--root", CODEX + "/2026", CODEX_PARENT],
 }  # fmt: skip
 

@@ -271,6 +271,20 @@ def test_codex_subagent_rollouts_come_along(home: Path, tmp_path: Path) -> None:
     }
 
 
+def test_antigravity_child_conversations_come_along(home: Path, tmp_path: Path) -> None:
+    to = tmp_path / "archive"
+    result = archive_sync(to, harness="antigravity", session_id="parent-1", env=_env(home))
+    assert result.ok
+    logs = ".system_generated/logs/transcript_full.jsonl"
+    roles = {p: e["role"] for p, e in _manifest(to).items() if e["role"] != "normalized"}
+    assert roles == {
+        f"parent-1/{logs}": "transcript",
+        f"child-1/{logs}": "subagent",
+        f"grandchild-1/{logs}": "subagent",
+        "child-1/artifacts/count.md": "sidecar",
+    }
+
+
 def test_a_copilot_session_folder(home: Path, tmp_path: Path) -> None:
     to = tmp_path / "archive"
     sid = "aaaabbbb-1111-2222-3333-ccccddddeeee"
