@@ -86,9 +86,11 @@ def layout(corpus: Path, home: Path) -> None:
         ("antigravity", ".gemini/antigravity-cli/brain/"),
         ("copilot", ".copilot/session-state/"),
     ):
-        for r in _rows(corpus, harness):
-            if marker in r["path_in_repo"]:
-                files.append((corpus / harness / r["file"], home / r["path_in_repo"]))
+        files.extend(
+            (corpus / harness / r["file"], home / r["path_in_repo"])
+            for r in _rows(corpus, harness)
+            if marker in r["path_in_repo"]
+        )
     files += [
         (None, home / ".codex/sessions/2026/notes.txt"),
         (None, home / ".claude/projects/stray.txt"),
