@@ -172,7 +172,11 @@ def test_cli_jsonl_and_summary(home: Path) -> None:
     ours, ref = _summary(p.stderr), _summary(case["stderr"])
     assert (ours["skipped"], ours["filtered"]) == (ref["skipped"], ref["filtered"])
     assert ours["sessions"] == ref["sessions"] + 1  # 07f2e15c, which the reference rejects
-    errors = list(p.stderr.splitlines()[:-1])
+    *errors, why, _ = p.stderr.splitlines()
+    assert why == (
+        "agentminutes: skipped files: 9 not a subagent transcript, 1 not a project directory, "
+        "1 not a session transcript, 1 session directory sidecar"
+    )
     assert errors == [
         f"agentminutes: claude-code: {home}/.claude/projects/-x-proj/deadbeef-0000-4000-8000-000000000000.jsonl: "
         "claude-code: invalid JSON: JSON is malformed: invalid character (byte 0) at line 1",
@@ -245,7 +249,10 @@ def test_an_empty_home_counts_the_missing_roots(tmp_path: Path) -> None:
     p = _cli(tmp_path, "sessions", "--format", "json")
     assert (p.returncode, p.stdout) == (0, "[]\n")
     # One per harness with default folders: antigravity, claude-code, codex, copilot, gemini-cli, pi.
-    assert p.stderr == "agentminutes: 0 sessions, 0 filtered out, 6 skipped files, 0 errors\n"
+    assert p.stderr == (
+        "agentminutes: skipped files: 6 root does not exist\n"
+        "agentminutes: 0 sessions, 0 filtered out, 6 skipped files, 0 errors\n"
+    )
     one = _cli(tmp_path, "sessions", "--harness", "codex")
     assert one.stderr == "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
 
@@ -453,3 +460,12 @@ def test_scan_object_counts(home: Path) -> None:
     assert [r.meta.cwd for r in found] == ["/Users/admin"]
     assert (found.matched, found.no_cwd) == (1, 1)
     assert found.filtered == 11
+    assert found.details()[1] == "filtered out: 11 by --cwd (1 without recorded cwd)"
+    looked_up = Scan(
+        "claude-code",
+        session_id="ef958aa1-0e93-49f0-bb71-150f63befcd1",
+        until="2025-01-01",
+        env=_env(home),
+    )
+    assert list(looked_up) == []
+    assert looked_up.details() == ["filtered out: 1 outside --since/--until"]

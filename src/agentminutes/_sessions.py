@@ -29,7 +29,7 @@ from typing import IO
 import msgspec
 
 from agentminutes import _time
-from agentminutes._errors import ScanError, SourceError, UsageError
+from agentminutes._errors import AgentminutesError, ScanError, SourceError, UsageError
 from agentminutes._layouts import (
     Item,
     Locator,
@@ -147,6 +147,8 @@ class Scan:
         self.matched = 0
         self.filtered = 0
         self.no_cwd = 0
+        #: Why sessions were filtered out: ``window`` (lookup mode), ``session_id``, ``cwd``.
+        self.filtered_by: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
         self.errors: list[ScanError] = []
         self._source: Callable[[], Iterator[Item]] = self._everything
@@ -181,7 +183,7 @@ class Scan:
             loc = _locator(harness)
             try:
                 roots = harness_roots(harness, None, self.env)
-            except Exception as exc:  # a root that cannot be resolved is one harness's problem
+            except (AgentminutesError, OSError, KeyError) as exc:  # one harness's problem
                 yield ScanError(harness, str(exc))
                 continue
             live = [r for r in roots if not r.archive]
@@ -236,19 +238,19 @@ class Scan:
                     self.on_error(item)
                 continue
             if self._lookup and self.ctx.windowed() and not self.ctx.includes(*item.window()):
-                self.filtered += 1
+                self._filter("window")
                 continue
             meta = item.meta
             if self.session_id and self.session_id not in (meta.session_id, meta.subagent_id):
-                self.filtered += 1
+                self._filter("session_id")
                 continue
             if want_cwd:
                 if not meta.cwd:
-                    self.filtered += 1
+                    self._filter("cwd")
                     self.no_cwd += 1
                     continue
                 if clean(meta.cwd) != want_cwd:
-                    self.filtered += 1
+                    self._filter("cwd")
                     continue
             self.matched += 1
             yield item
@@ -263,6 +265,33 @@ class Scan:
             batch, done = await anyio.to_thread.run_sync(_take, it)
             for ref in batch:
                 yield ref
+
+    def _filter(self, why: str) -> None:
+        self.filtered += 1
+        self.filtered_by[why] = self.filtered_by.get(why, 0) + 1
+
+    def details(self) -> list[str]:
+        """Why files were skipped and sessions filtered out, one line each (none when nothing was)."""
+        out = []
+        if self.skipped:
+            reasons = sorted(self.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+            out.append("skipped files: " + ", ".join(f"{n} {why}" for why, n in reasons))
+        if self.filtered:
+            names = {"window": "outside --since/--until", "session_id": "by --session-id"}
+            parts = []
+            for why in ("session_id", "cwd", "window"):
+                n = self.filtered_by.get(why, 0)
+                if not n:
+                    continue
+                if why == "cwd":
+                    text = f"{n} by --cwd"
+                    if self.no_cwd:
+                        text += f" ({self.no_cwd} without recorded cwd)"
+                else:
+                    text = f"{n} {names[why]}"
+                parts.append(text)
+            out.append("filtered out: " + ", ".join(parts))
+        return out
 
     def summary(self) -> str:
         """The one-line account ``agentminutes sessions`` prints on stderr."""
@@ -499,5 +528,7 @@ def sessions_command(
     if fmt == "json":
         out.write(msgspec.json.format(encoder.encode(kept), indent=2) + b"\n")
         out.flush()
+    for line in found.details():
+        print(f"agentminutes: {line}", file=err)
     print(f"agentminutes: {found.summary()}", file=err)
     return 1 if found.errors else 0
