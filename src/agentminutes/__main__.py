@@ -1,8 +1,10 @@
 """Entry point of the ``agentminutes`` command (and ``python -m agentminutes``).
 
 Every failure ends here as one line on stderr and a non-zero exit status,
-never a traceback. ``detect``, ``follow`` and ``--version`` take a fast path
-that does not import the CLI framework.
+never a traceback. ``detect``, ``follow``, ``convert``, ``stats`` and
+``--version`` take a fast path that does not import the CLI framework (typer
+costs about 0.2 s per start); anything those paths do not take whole goes to
+typer, which owns help and usage messages.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ def _fast_path(argv: list[str]) -> int | None:
         from agentminutes._follow_run import fast_path
 
         return fast_path(argv[1:])
+    if argv and argv[0] in ("convert", "stats"):
+        from agentminutes._fastcli import fast_path as fast_command
+
+        return fast_command(argv)
     return None
 
 

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
-from typing import IO, Annotated
+from typing import Annotated
 
-import anyio
 import typer
 
-from agentminutes._documents import Feed, feeds
-from agentminutes._errors import UsageError
-from agentminutes._pipeline import Stage, apply_stages
+from agentminutes._commands import run_convert, run_stats
 from agentminutes._version import __version__
-from agentminutes.harness import ParseOptions
-from agentminutes.sinks import JsonlSink, SessionJsonSink, StatsSink
 
 app = typer.Typer(
     name="agentminutes",
@@ -34,6 +25,12 @@ app = typer.Typer(
 class Format(StrEnum):
     json = "json"
     jsonl = "jsonl"
+
+
+class ConvertFormat(StrEnum):
+    json = "json"
+    jsonl = "jsonl"
+    acp = "acp"
 
 
 class TextForm(StrEnum):
@@ -96,121 +93,6 @@ OutputOpt = Annotated[
 ]
 
 
-def _stages(max_payload_bytes: int, promote: list[str] | None) -> list[Stage]:
-    from agentminutes.stages import promotions, truncate_payloads
-
-    stages = promotions(promote or [])
-    if max_payload_bytes < 0:
-        raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
-    if max_payload_bytes:
-        stages.append(truncate_payloads(max_payload_bytes))
-    return stages
-
-
-@contextmanager
-def _output(path: str | None, *, atomic: bool) -> Iterator[IO[bytes]]:
-    """Where a command writes: stdout or a file; *atomic* output appears only on success.
-
-    Atomic stdout output is spooled (in memory up to 32 MiB, then on disk),
-    so a failed parse prints no half document and memory stays bounded.
-    """
-    if path is None and not atomic:
-        yield sys.stdout.buffer
-        return
-    if path is None:
-        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
-            yield spool
-            spool.seek(0)
-            out = sys.stdout.buffer
-            while chunk := spool.read(1 << 20):
-                out.write(chunk)
-            out.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".agentminutes-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def _feed(
-    transcript: str,
-    harness: str,
-    options: ParseOptions,
-    stages: list[Stage],
-    conversation: str | None,
-) -> Feed:
-    """The one session *transcript* is (or the one chosen in it), stages applied."""
-    feed = next(feeds(transcript, harness, options, conversation))
-    return Feed(apply_stages(feed.batches, stages), feed.skipped)
-
-
-async def _convert(fmt: Format, output: str | None, job: Feed) -> None:
-    if fmt is Format.jsonl:
-        with _output(output, atomic=False) as stream:
-            jsonl = JsonlSink(stream, flush=output is None)
-            events = 0
-            async for batch in job.batches:
-                events += len(batch.events)
-                await jsonl.send(batch)
-            await jsonl.aclose()
-        _skip_summary(events, job.skipped())
-        return
-    with _output(output, atomic=True) as stream:
-        sink = SessionJsonSink(stream)
-        async for batch in job.batches:
-            await sink.send(batch)
-        sink.finish(job.skipped())
-        await sink.aclose()
-
-
-async def _convert_all(
-    transcript: str,
-    output: str | None,
-    harness: str,
-    options: ParseOptions,
-    stages: list[Stage],
-) -> None:
-    """Every session of *transcript*, one whole-session JSON document per line."""
-    sessions = events = 0
-    skipped: dict[str, int] = {}
-    with _output(output, atomic=output is not None) as stream:
-        for feed in feeds(transcript, harness, options, every=True):
-            sink = SessionJsonSink(stream, indent=0)
-            async for batch in apply_stages(feed.batches, stages):
-                events += len(batch.events)
-                await sink.send(batch)
-            counts = feed.skipped()
-            sink.finish(counts)
-            await sink.aclose()
-            sessions += 1
-            for k, v in counts.items():
-                skipped[k] = skipped.get(k, 0) + v
-    _skip_summary(events, skipped, f"{sessions} sessions, ")
-
-
-def _skip_summary(events: int, skipped: dict[str, int], sessions: str = "") -> None:
-    text = f"agentminutes: {sessions}{events} events, {sum(skipped.values())} skipped records"
-    if skipped:
-        text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) + ")"
-    print(text, file=sys.stderr)
-
-
-def _options(
-    harness_version: str, permissive: bool, keep_raw: bool, text_form: TextForm
-) -> ParseOptions:
-    return ParseOptions(
-        permissive=permissive,
-        keep_raw=keep_raw,
-        harness_version=harness_version,
-        text_form=text_form.value,
-    )
-
-
 ConversationOpt = Annotated[
     str | None,
     typer.Option(
@@ -225,9 +107,14 @@ ConversationOpt = Annotated[
 def convert(
     transcript: Transcript,
     fmt: Annotated[
-        Format,
-        typer.Option("--format", help="json (the whole session) or jsonl (one event per line)."),
-    ] = Format.json,
+        ConvertFormat,
+        typer.Option(
+            "--format",
+            help="json (the whole session), jsonl (one event per line), or acp (the Agent "
+            "Client Protocol session/update notifications, one JSON-RPC message per line; "
+            "what they cannot carry is counted on stderr).",
+        ),
+    ] = ConvertFormat.json,
     output: OutputOpt = None,
     harness: HarnessOpt = "auto",
     harness_version: HarnessVersionOpt = "",
@@ -253,28 +140,21 @@ def convert(
         ),
     ] = False,
 ) -> None:
-    """Convert a transcript to the normalized session (json) or event stream (jsonl)."""
-    options = _options(harness_version, permissive, keep_raw, text_form)
-    stages = _stages(max_payload_bytes, promote)
-    if every:
-        if conversation:
-            raise UsageError("--all converts every conversation; drop --conversation, or --all")
-        if fmt is Format.jsonl:
-            raise UsageError(
-                "--all writes one whole session per line; it does not combine with --format jsonl"
-            )
-        anyio.run(_convert_all, transcript, output, harness, options, stages)
-        return
-    anyio.run(_convert, fmt, output, _feed(transcript, harness, options, stages, conversation))
-
-
-async def _stats(output: str | None, job: Feed) -> None:
-    with _output(output, atomic=True) as stream:
-        sink = StatsSink(stream)
-        async for batch in job.batches:
-            await sink.send(batch)
-        sink.finish()
-        await sink.aclose()
+    """Convert a transcript to the normalized session (json), its event stream (jsonl) or ACP updates (acp)."""
+    run_convert(
+        transcript,
+        fmt=fmt.value,
+        output=output,
+        harness=harness,
+        harness_version=harness_version,
+        permissive=permissive,
+        keep_raw=keep_raw,
+        max_payload_bytes=max_payload_bytes,
+        promote=promote,
+        text_form=text_form.value,
+        conversation=conversation,
+        every=every,
+    )
 
 
 @app.command()
@@ -313,63 +193,19 @@ def stats(
     ] = False,
 ) -> None:
     """Summarize a session: tool mix, bytes retrieved, latency, tokens, models, final answer."""
-    if include_subagents:
-        if conversation:
-            raise UsageError("--include-subagents reads transcripts; drop --conversation")
-        _task_stats(
-            transcript,
-            output,
-            harness=harness,
-            root=root,
-            all_subagents=all_subagents,
-            permissive=permissive,
-            harness_version=harness_version,
-            text_form=text_form.value,
-            promote=promote or [],
-        )
-        return
-    options = _options(harness_version, permissive, False, text_form)
-    job = _feed(transcript, harness, options, _stages(0, promote), conversation)
-    anyio.run(_stats, output, job)
-
-
-def _task_stats(
-    transcript: str,
-    output: str | None,
-    *,
-    harness: str,
-    root: str | None,
-    all_subagents: bool,
-    permissive: bool,
-    harness_version: str,
-    text_form: str,
-    promote: list[str],
-) -> None:
-    import msgspec
-
-    from agentminutes._task import nested_left_out, task_stats_sync
-
-    task = task_stats_sync(
+    run_stats(
         transcript,
+        output=output,
         harness=harness,
+        harness_version=harness_version,
+        permissive=permissive,
+        promote=promote,
+        text_form=text_form.value,
+        conversation=conversation,
+        include_subagents=include_subagents,
         root=root,
         all_subagents=all_subagents,
-        permissive=permissive,
-        harness_version=harness_version,
-        text_form=text_form,
-        promote=promote,
     )
-    encoded = msgspec.json.Encoder(order="deterministic").encode(task)
-    data = msgspec.json.format(encoded, indent=2) + b"\n"
-    with _output(output, atomic=True) as stream:
-        stream.write(data)
-    left_out = nested_left_out(task, all_subagents)
-    if left_out:
-        print(
-            f"agentminutes: note: {left_out} subagent transcripts nested below "
-            "subagents/ (workflow agents) are not counted; --all-subagents adds them",
-            file=sys.stderr,
-        )
 
 
 @app.command()
@@ -605,3 +441,33 @@ def archive(
     print(f"agentminutes: archived {result.summary()} into {result.to}", file=sys.stderr)
     if not result.ok:
         raise typer.Exit(1)
+
+
+drift_app = typer.Typer(
+    name="drift",
+    help="Check transcripts for format drift against the baselines shipped in the package.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(drift_app)
+
+
+@drift_app.command("scan")
+def drift_scan(
+    transcripts: Annotated[
+        list[str],
+        typer.Argument(
+            help="Transcript files, scanned in order.", metavar="TRANSCRIPT", show_default=False
+        ),
+    ],
+) -> None:
+    """Compare each transcript's vocabulary with its harness's baseline.
+
+    For each file: the harness, a strict parse with every line accounted for,
+    then each new record type, new key, missing key and new discriminator value
+    (content block types, tool names, subtypes). Exit status: 0 clean, 1 drift,
+    3 a file could not be checked (no harness detected, no baseline).
+    """
+    from agentminutes.drift import scan_command
+
+    raise typer.Exit(scan_command(transcripts))

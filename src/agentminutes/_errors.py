@@ -14,6 +14,8 @@ Every error renders as one line; the CLI prints it after ``Error:`` and exits no
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = (
     "AgentminutesError",
     "DetectError",
@@ -56,6 +58,9 @@ class ParseError(AgentminutesError):
         self.last_checked = last_checked
         self.path = path
         self.unit = unit
+        #: Events completed by the lines before the failing one, in the same batch:
+        #: a streaming caller writes them before reporting the error.
+        self.partial: list[Any] = []
         super().__init__(self._render())
 
     @property
@@ -85,7 +90,7 @@ class ParseError(AgentminutesError):
 
     def with_path(self, path: str) -> ParseError:
         """Return a copy of this error that names the transcript file."""
-        return ParseError(
+        copy = ParseError(
             self.harness,
             self.reason,
             line=self.line,
@@ -94,6 +99,8 @@ class ParseError(AgentminutesError):
             path=path,
             unit=self.unit,
         )
+        copy.partial = self.partial
+        return copy
 
 
 class DetectError(AgentminutesError):

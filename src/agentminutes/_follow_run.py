@@ -36,6 +36,7 @@ from agentminutes.sinks import (
     OnDelivered,
     SocketSink,
     StreamSink,
+    append_jsonl,
     jsonl_encoder,
     parse_sink_spec,
 )
@@ -87,10 +88,7 @@ def envelope_encoder() -> Encode:
             + b',"event":'
         )
         del buf[:]
-        for ev in batch.events:
-            buf.extend(prefix)
-            encoder.encode_into(ev, buf, -1)
-            buf.extend(b"}\n")
+        append_jsonl(encoder, batch.events, buf, prefix, b"}\n")
         return bytes(buf)
 
     return encode

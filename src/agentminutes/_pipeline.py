@@ -85,12 +85,16 @@ def feed_lines(adapter: Adapter, lines: LineBatch) -> list[Event]:
     out: list[Event] = []
     extend = out.extend
     feed = adapter.feed
-    for lineno, raw in lines:
-        line = raw.strip()
-        if lineno == 1 and line.startswith(_BOM):
-            line = line[3:].strip()
-        if line:
-            extend(feed(line, lineno))
+    try:
+        for lineno, raw in lines:
+            line = raw.strip()
+            if lineno == 1 and line.startswith(_BOM):
+                line = line[3:].strip()
+            if line:
+                extend(feed(line, lineno))
+    except ParseError as exc:
+        exc.partial = out
+        raise
     return out
 
 
@@ -169,7 +173,12 @@ class Conversion:
             for events in _final_batches(feed_lines(adapter, tail) if tail else [], adapter):
                 yield Batch(events, splitter.lineno)
         except ParseError as exc:
-            raise self._error(exc) from None
+            error = self._error(exc)
+            if exc.partial:
+                # What the lines before the failing one completed is delivered
+                # first, as a streaming reader of the transcript would see it.
+                yield Batch(exc.partial, None)
+            raise error from None
 
     def iter_batches(self, chunks: Iterable[bytes]) -> Iterator[Batch]:
         """Synchronous twin of :meth:`batches`."""
@@ -188,7 +197,12 @@ class Conversion:
             for events in _final_batches(feed_lines(adapter, tail) if tail else [], adapter):
                 yield Batch(events, splitter.lineno)
         except ParseError as exc:
-            raise self._error(exc) from None
+            error = self._error(exc)
+            if exc.partial:
+                # What the lines before the failing one completed is delivered
+                # first, as a streaming reader of the transcript would see it.
+                yield Batch(exc.partial, None)
+            raise error from None
 
     def iter_events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
         """Synchronous twin of :meth:`batches`, flattened to events."""

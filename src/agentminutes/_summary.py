@@ -282,6 +282,9 @@ class StatsBuilder:
         self._by_id: dict[str, _Interaction] = {}
         self._totals = TotalsBuilder()
         self._agents: dict[str, _AgentTally] = {}
+        # The agent of the last event: nearly every event repeats it.
+        self._agent_id = ""
+        self._agent_tally = self._agent("")
 
     def _agent(self, agent_id: str) -> _AgentTally:
         tally = self._agents.get(agent_id)
@@ -291,42 +294,53 @@ class StatsBuilder:
 
     def add_all(self, events: Iterable[Event]) -> None:
         """Account for every event of *events*."""
+        add = self.add
         for ev in events:
-            self.add(ev)
+            add(ev)
 
     def add(self, ev: Event) -> None:
         """Account for one event."""
         self.events += 1
         kind = ev.kind
-        _bump(self.event_counts, kind)
-        agent = self._agent(ev.agent_id)
+        counts = self.event_counts
+        counts[kind] = counts.get(kind, 0) + 1
+        agent_id = ev.agent_id
+        if agent_id == self._agent_id:
+            agent = self._agent_tally
+        else:
+            agent = self._agent(agent_id)
+            self._agent_id, self._agent_tally = agent_id, agent
         agent.events += 1
         ts = ev.timestamp
-        ns = _time.to_ns(ts) if ts else None
-        if ns is not None:
-            if self.start_ns is None or ns < self.start_ns:
-                self.start_ns, self.start_time = ns, ts
-            if self.end_ns is None or ns > self.end_ns:
-                self.end_ns, self.end_time = ns, ts
+        ns = None
+        if ts:
+            ns = _time.to_ns(ts)
+            if ns is not None:
+                if self.start_ns is None or ns < self.start_ns:
+                    self.start_ns, self.start_time = ns, ts
+                if self.end_ns is None or ns > self.end_ns:
+                    self.end_ns, self.end_time = ns, ts
         if kind == EventKind.TOOL_RESULT:
             self._result(ev, ns)
         elif kind == EventKind.TOOL_CALL:
             call = ev.tool_call
             assert call is not None
-            inter = _Interaction(call.name, call.kind, ev.agent_id, ns)
+            inter = _Interaction(call.name, call.kind, agent_id, ns)
             self._calls.append(inter)
             self._by_id[call.tool_call_id] = inter
-            _bump(agent.by_name, call.name)
-            _bump(agent.by_kind, call.kind)
+            by_name, by_kind = agent.by_name, agent.by_kind
+            by_name[call.name] = by_name.get(call.name, 0) + 1
+            by_kind[call.kind] = by_kind.get(call.kind, 0) + 1
         elif kind == EventKind.ASSISTANT_MESSAGE:
             msg = ev.assistant_message
             assert msg is not None
             self._totals.add_usage(msg.usage)
             agent.assistant_messages += 1
             agent.totals.add_usage(msg.usage)
-            text = _text_of(msg.content)
-            if text:
-                self.final_answer = text
+            if msg.content:
+                text = _text_of(msg.content)
+                if text:
+                    self.final_answer = text
             model = msg.model
             if model:
                 if model not in self.models:
@@ -341,7 +355,9 @@ class StatsBuilder:
                 self.user_messages += 1
         elif kind == EventKind.SYSTEM:
             assert ev.system is not None
-            _bump(self.system_by_subtype, ev.system.subtype)
+            sub = ev.system.subtype
+            subs = self.system_by_subtype
+            subs[sub] = subs.get(sub, 0) + 1
         elif kind == EventKind.SESSION_META:
             assert ev.session_meta is not None
             if not self.harness:
@@ -388,9 +404,10 @@ class StatsBuilder:
         wall = 0
         if self.start_ns is not None and self.end_ns is not None:
             wall = (self.end_ns - self.start_ns) // 1_000_000
+        agents = {k: v for k, v in self._agents.items() if v.events}
         by_agent = None
-        if len(self._agents) > 1:
-            by_agent = {k: self._agents[k].build(self.harness) for k in sorted(self._agents)}
+        if len(agents) > 1:
+            by_agent = {k: agents[k].build(self.harness) for k in sorted(agents)}
         return Stats(
             events=self.events,
             event_counts=self.event_counts or None,

@@ -36,8 +36,10 @@ __all__ = (
     "SocketSink",
     "StatsSink",
     "StreamSink",
+    "append_jsonl",
     "encode_event",
     "jsonl_encoder",
+    "one_line",
     "parse_sink_spec",
 )
 
@@ -47,6 +49,41 @@ _encoder = msgspec.json.Encoder()
 def encode_event(event: Event) -> bytes:
     """Encode one event as compact JSON (no trailing newline)."""
     return _encoder.encode(event)
+
+
+def one_line(data: bytes) -> bytes:
+    """*data* (encoded JSON) on one line: verbatim payloads cut from a pretty-printed
+    source may hold newlines between tokens, which JSONL cannot carry."""
+    return msgspec.json.format(data, indent=0) if b"\n" in data else data
+
+
+def append_jsonl(
+    encoder: msgspec.json.Encoder,
+    events: list[Event],
+    buf: bytearray,
+    prefix: bytes = b"",
+    suffix: bytes = b"\n",
+) -> None:
+    """Append *events* to *buf* as lines ``prefix EVENT suffix``, one event per line.
+
+    The fast path encodes straight into *buf*; one count of the newlines
+    afterwards proves every event took exactly one line, and only if one did not
+    is the batch encoded again, event by event, with :func:`one_line`.
+    """
+    start = len(buf)
+    encode_into = encoder.encode_into
+    for ev in events:
+        if prefix:
+            buf += prefix
+        encode_into(ev, buf, -1)
+        buf += suffix
+    if buf.count(b"\n", start) == len(events):
+        return
+    del buf[start:]
+    for ev in events:
+        buf += prefix
+        buf += one_line(encoder.encode(ev))
+        buf += suffix
 
 
 @runtime_checkable
@@ -75,10 +112,7 @@ class JsonlSink:
         """Encode *events* as JSONL into the sink's reusable buffer."""
         buf = self._buf
         del buf[:]
-        encode_into = self._encoder.encode_into
-        for ev in events:
-            encode_into(ev, buf, -1)
-            buf += b"\n"
+        append_jsonl(self._encoder, events, buf)
         return buf
 
     async def send(self, batch: Batch) -> None:
@@ -113,7 +147,7 @@ class SessionJsonSink:
     def _pretty(self, obj: Any, depth: int) -> bytes:
         data = self._encoder.encode(obj)
         if not self._indent:
-            return data
+            return one_line(data)
         data = msgspec.json.format(data, indent=self._indent)
         pad = b"\n" + b" " * (self._indent * depth)
         return data.replace(b"\n", pad)
@@ -206,9 +240,7 @@ def jsonl_encoder() -> Encode:
 
     def encode(batch: Batch) -> bytes:
         del buf[:]
-        for ev in batch.events:
-            encoder.encode_into(ev, buf, -1)
-            buf.extend(b"\n")
+        append_jsonl(encoder, batch.events, buf)
         return bytes(buf)
 
     return encode

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Build the drift baselines shipped in the package from the project's fixtures.
+
+Every transcript under ``fixtures/<harness>/`` (``.jsonl``, ``.json``, ``.log``;
+not ``.meta.json`` sidecars) of a harness that drift scanning covers feeds that
+harness's baseline, ``src/agentminutes/drift/baselines/<harness>.json``. Each
+fixture must be detected as its folder's harness and parse strictly; the
+baseline records which fixtures, of which harness versions, fed it. Absorbing a
+format change is: add a transcript of the new release to ``fixtures/``, run this
+script, commit both.
+
+    python scripts/build_drift_baselines.py           # rewrite every baseline
+    python scripts/build_drift_baselines.py --check   # exit 1 if any is out of date
+    python scripts/build_drift_baselines.py --era claude-code@2.0.76
+
+An *era* baseline, ``<harness>@<version>.json``, holds only the fixtures up to
+that version; a transcript is compared with the baseline generated from the
+nearest version at or below its own. Era files already present are rebuilt
+on every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import msgspec
+
+from agentminutes._detect import detect
+from agentminutes._pipeline import Conversion, open_sync_chunks
+from agentminutes.drift import (
+    VOCABULARIES,
+    Baseline,
+    FixtureInfo,
+    Vocab,
+    VocabError,
+    baseline_from_vocab,
+    encode_baseline,
+    read_vocab,
+)
+from agentminutes.harness import ParseOptions, version_newer
+from agentminutes.schema import EventKind
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+OUT = ROOT / "src" / "agentminutes" / "drift" / "baselines"
+
+SUFFIXES = (".jsonl", ".json", ".log")
+
+
+class BuildError(Exception):
+    """A fixture that cannot feed a baseline."""
+
+
+def fixture_files(harness: str) -> list[Path]:
+    """The transcript fixtures of *harness*, sorted."""
+    base = FIXTURES / harness
+    if not base.is_dir():
+        return []
+    return sorted(
+        p
+        for p in base.rglob("*")
+        if p.is_file()
+        and p.suffix in SUFFIXES
+        and not p.name.endswith(".meta.json")
+        and p.name != "journal.jsonl"  # a Claude Code workflow run's journal: a sidecar
+    )
+
+
+def fixture_version(path: Path, harness: str) -> str:
+    """The harness version *path* records, after checking it detects and parses as *harness*."""
+    found, _ = detect(path)
+    if found != harness:
+        raise BuildError(f"{path}: detected as {found}, not {harness}")
+    conv = Conversion(name=str(path), harness=harness, options=ParseOptions())
+    version = ""
+    try:
+        for ev in conv.iter_events(open_sync_chunks(path)):
+            if ev.kind == EventKind.SESSION_META and ev.session_meta is not None and not version:
+                version = ev.session_meta.harness_version
+    except Exception as exc:
+        raise BuildError(f"{path}: does not parse strictly: {exc}") from None
+    if not version and conv.adapter is not None:
+        version = conv.adapter.version
+    return version
+
+
+def build(harness: str, until: str = "") -> Baseline:
+    """The baseline of *harness* from its fixtures (only those up to version *until*, if given)."""
+    vocab = Vocab(VOCABULARIES[harness])
+    fixtures: list[FixtureInfo] = []
+    newest = ""
+    for path in fixture_files(harness):
+        version = fixture_version(path, harness)
+        if until and (not version or version_newer(version, until)):
+            continue
+        before = vocab.records
+        try:
+            read_vocab(str(path), vocab)
+        except VocabError as exc:
+            raise BuildError(f"{path}: {exc}") from None
+        rel = path.relative_to(FIXTURES).as_posix()
+        fixtures.append(FixtureInfo(path=rel, version=version, records=vocab.records - before))
+        if version and (not newest or version_newer(version, newest)):
+            newest = version
+    if not fixtures:
+        raise BuildError(f"no {harness} fixtures" + (f" up to version {until}" if until else ""))
+    return baseline_from_vocab(vocab, version=newest, fixtures=fixtures)
+
+
+def planned(eras: list[str]) -> dict[str, bytes]:
+    """Every baseline file to write, by file name: one per harness, plus the era files."""
+    files: dict[str, bytes] = {}
+    for harness in VOCABULARIES:
+        if fixture_files(harness):
+            files[f"{harness}.json"] = encode_baseline(build(harness))
+    wanted = set(eras)
+    if OUT.is_dir():
+        wanted.update(p.stem for p in OUT.glob("*@*.json"))
+    for era in sorted(wanted):
+        harness, _, until = era.partition("@")
+        if harness not in VOCABULARIES or not until:
+            raise BuildError(
+                f"{era}: want HARNESS@VERSION with HARNESS one of {sorted(VOCABULARIES)}"
+            )
+        files[f"{era}.json"] = encode_baseline(build(harness, until))
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a baseline is out of date")
+    parser.add_argument(
+        "--era", action="append", default=[], metavar="HARNESS@VERSION", help="add an era baseline"
+    )
+    args = parser.parse_args(argv)
+    try:
+        files = planned(args.era)
+    except BuildError as exc:
+        print(f"build_drift_baselines: {exc}", file=sys.stderr)
+        return 1
+    stale = sorted(
+        name
+        for name, data in files.items()
+        if not (OUT / name).is_file() or (OUT / name).read_bytes() != data
+    )
+    extra = (
+        sorted(p.name for p in OUT.glob("*.json") if p.name not in files) if OUT.is_dir() else []
+    )
+    if args.check:
+        for name in stale:
+            print(f"out of date: {name}", file=sys.stderr)
+        for name in extra:
+            print(f"no fixtures for: {name}", file=sys.stderr)
+        return 1 if stale or extra else 0
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in stale:
+        (OUT / name).write_bytes(files[name])
+    for name in extra:
+        (OUT / name).unlink()
+    for name, data in files.items():
+        types = len(msgspec.json.decode(data, type=Baseline).record_types)
+        print(f"{name}: {'written' if name in stale else 'unchanged'} ({types} record types)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
