@@ -416,7 +416,11 @@ def archive_sync(
             raise UsageError(
                 f"--to {to} is inside the {harness} folder {r.path}; archive elsewhere"
             )
-    os.makedirs(target, exist_ok=True)
+    try:
+        os.makedirs(target, exist_ok=True)
+        lock = open(join(target, _LOCK), "a")  # noqa: SIM115 (held for the whole run)
+    except OSError as exc:
+        raise UsageError(f"--to {to}: {exc.strerror or exc}") from None
     result = ArchiveResult(to=target)
 
     def report(text: str) -> None:
@@ -427,7 +431,8 @@ def archive_sync(
         result.errors.append(text)
         report(text)
 
-    with open(join(target, _LOCK), "a") as lock:
+    with lock:
+        # Another archive run into the same folder waits here: one writer per manifest.
         fcntl.flock(lock, fcntl.LOCK_EX)
         manifest = _read_manifest(target)
         held = {e.path: e for e in manifest.files}
