@@ -43,6 +43,7 @@ from agentminutes._pipeline import (
 from agentminutes._summary import SessionBuilder
 from agentminutes.harness import ConversationInfo, ParseOptions
 from agentminutes.schema import Event, Session
+from agentminutes.stages import build_stages
 
 if TYPE_CHECKING:
     import anyio
@@ -65,24 +66,6 @@ __all__ = (
 Source = str | os.PathLike[str]
 
 _STAGE_OPTIONS = ("promote", "max_payload_bytes", "stages")
-
-
-def build_stages(
-    *,
-    promote: Sequence[str] = (),
-    max_payload_bytes: int = 0,
-    stages: Sequence[Stage] = (),
-) -> list[Stage]:
-    """The stage list for the common options: promotions, then *stages*, then truncation."""
-    from agentminutes.stages import promotions, truncate_payloads
-
-    if max_payload_bytes < 0:
-        raise UsageError("max_payload_bytes must be 0 (keep whole) or positive")
-    chain = promotions(promote)
-    chain.extend(stages)
-    if max_payload_bytes:
-        chain.append(truncate_payloads(max_payload_bytes))
-    return chain
 
 
 def _split(kwargs: dict[str, Any]) -> tuple[str, str | None, list[Stage], ParseOptions]:

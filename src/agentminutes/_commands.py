@@ -21,19 +21,9 @@ from agentminutes._errors import UsageError
 from agentminutes._pipeline import Stage, apply_stages
 from agentminutes.harness import ParseOptions
 from agentminutes.sinks import JsonlSink, SessionJsonSink, StatsSink
+from agentminutes.stages import build_stages
 
 __all__ = ("run_convert", "run_stats")
-
-
-def _stages(max_payload_bytes: int, promote: Sequence[str] | None) -> list[Stage]:
-    from agentminutes.stages import promotions, truncate_payloads
-
-    stages = promotions(promote or [])
-    if max_payload_bytes < 0:
-        raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
-    if max_payload_bytes:
-        stages.append(truncate_payloads(max_payload_bytes))
-    return stages
 
 
 @contextmanager
@@ -202,7 +192,7 @@ def run_convert(
     if fmt not in ("json", "jsonl", "acp"):
         raise UsageError(f'unknown format "{fmt}" (want json, jsonl or acp)')
     options = _options(harness_version, permissive, keep_raw, text_form)
-    stages = _stages(max_payload_bytes, promote)
+    stages = build_stages(promote=promote or (), max_payload_bytes=max_payload_bytes)
     if every:
         if conversation:
             raise UsageError("--all converts every conversation; drop --conversation, or --all")
@@ -247,7 +237,7 @@ def run_stats(
         )
         return
     options = _options(harness_version, permissive, False, text_form)
-    job = _feed(transcript, harness, options, _stages(0, promote), conversation)
+    job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
     anyio.run(_stats, output, job)
 
 

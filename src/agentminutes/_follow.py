@@ -233,6 +233,8 @@ class Follower:
         self._open: set[str] = set()
         #: Folders that appeared while following, rescanned until the given time.
         self._fresh: dict[str, float] = {}
+        #: :meth:`prime` already made the first pass over what is on disk.
+        self._primed = False
         for t in self.targets:
             if not t.folder:
                 tr = _Transcript(t.path, single=not self.multi, named=True)
@@ -265,12 +267,38 @@ class Follower:
 
     # -- the loop ---------------------------------------------------------------
 
+    def prime(self) -> list[Batch]:
+        """Read, synchronously, what the transcripts hold now; the batches it completes.
+
+        A follower that starts late (a restart from ``--state``, or a follow of a
+        running session) has lines waiting on disk. Reading them before the
+        event loop and the file watcher exist gets their events out a few tens
+        of milliseconds sooner; :meth:`batches` then carries on from there. A
+        transcript whose reading fails is left for :meth:`batches` to report.
+        """
+        for t in self.targets:
+            if t.folder:
+                self._scan(t.path, initial=True)
+        self._primed = True
+        out: list[Batch] = []
+        for tr in list(self.files.values()):
+            while tr.status in ("new", "active") and tr.error is None:
+                batch = self._pump(tr)
+                if batch is not None:
+                    out.append(batch)
+                if not (tr.tail.behind or tr.again):
+                    if tr.error is None:
+                        self._limit_open(tr)
+                    break
+                tr.again = False
+        return out
+
     async def batches(self) -> AsyncGenerator[Batch, None]:
         """Batches of events, as the transcripts grow, until :meth:`stop` or ``idle_exit``."""
         cfg = self.config
         try:
             for t in self.targets:
-                if t.folder:
+                if t.folder and not self._primed:
                     self._scan(t.path, initial=True)
             due: Iterable[_Transcript] = list(self.files.values())
             now = time.monotonic()
@@ -359,9 +387,10 @@ class Follower:
 
     async def _drain(self, tr: _Transcript) -> AsyncIterator[Batch]:
         while tr.status in ("new", "active"):
-            batch = self._pump(tr)
-            if batch is not None:
-                yield batch
+            if tr.error is None:
+                batch = self._pump(tr)
+                if batch is not None:
+                    yield batch
             if tr.error is not None:
                 error, tr.error = tr.error, None
                 if tr.single:

@@ -166,9 +166,17 @@ async def run_follow(
     state: FollowState | None = None,
     notice: Callable[[str], None],
     summary: bool = True,
+    delivered: Sequence[Batch] = (),
 ) -> int:
-    """Follow until a signal or ``idle_exit``; return the exit status."""
+    """Follow until a signal or ``idle_exit``; return the exit status.
+
+    *delivered* are batches already written (by :func:`_write_primed`): they
+    count toward the summary and the saved progress.
+    """
     progress = _Progress(state)
+    for batch in delivered:
+        progress.events += len(batch.events)
+        progress.delivered(batch.mark)
     encode = envelope_encoder() if follower.multi else jsonl_encoder()
     sink_cm: AbstractAsyncContextManager[_FollowSink] = open_sink(
         to, encode, on_delivered=progress.delivered, notice=notice
@@ -259,11 +267,11 @@ def follow_main(
     text_form: str = "bare",
 ) -> int:
     """``agentminutes follow`` with its options already parsed (by typer or :func:`fast_path`)."""
-    from agentminutes._api import build_stages
     from agentminutes._errors import UsageError
     from agentminutes._follow import FollowConfig, Target, targets_for
     from agentminutes._roots import default_roots, transcript_patterns
     from agentminutes.harness import ParseOptions, adapter_class
+    from agentminutes.stages import build_stages
 
     if fmt != "jsonl":
         raise UsageError("follow writes jsonl: one event per line as it arrives")
@@ -301,10 +309,16 @@ def follow_main(
         checkpoint=follow_state is not None,
     )
     follower = Follower(found, config)
+    primed = _write_primed(follower) if to == "-" and not stages else []
 
     async def main() -> int:
         return await run_follow(
-            follower, stages=stages, to=to, state=follow_state, notice=config.notice
+            follower,
+            stages=stages,
+            to=to,
+            state=follow_state,
+            notice=config.notice,
+            delivered=primed,
         )
 
     try:
@@ -312,6 +326,22 @@ def follow_main(
     except BaseExceptionGroup as group:
         # Task groups wrap what the pipeline raised; the CLI reports the error itself.
         raise _first_leaf(group) from None
+
+
+def _write_primed(follower: Follower) -> list[Batch]:
+    """Write to stdout what the transcripts already hold, before the event loop starts.
+
+    Only for stdout and no stages (a stage may carry state from batch to
+    batch). The batches returned were delivered: their marks go to the state.
+    """
+    batches = follower.prime()
+    encode = envelope_encoder() if follower.multi else jsonl_encoder()
+    out = sys.stdout.buffer
+    for batch in batches:
+        if batch.events:
+            out.write(encode(batch))
+    out.flush()
+    return batches
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:

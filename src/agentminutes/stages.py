@@ -20,7 +20,7 @@ from agentminutes._errors import UsageError
 from agentminutes._pipeline import Stage, per_event
 from agentminutes.schema import NO_RAW, ContentBlock, Event, Raw
 
-__all__ = ("PROMOTIONS", "promotion", "truncate_payloads")
+__all__ = ("PROMOTIONS", "build_stages", "promotion", "promotions", "truncate_payloads")
 
 
 def _codex_patch_apply() -> Stage:
@@ -40,6 +40,22 @@ PROMOTIONS: dict[str, Callable[[], Stage]] = {
     "codex:patch-apply": _codex_patch_apply,
     "codex:web-search": _codex_web_search,
 }
+
+
+def build_stages(
+    *,
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> list[Stage]:
+    """The stage chain for the common options: promotions, then *stages*, then truncation."""
+    if max_payload_bytes < 0:
+        raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
+    chain = promotions(promote)
+    chain.extend(stages)
+    if max_payload_bytes:
+        chain.append(truncate_payloads(max_payload_bytes))
+    return chain
 
 
 def promotion(name: str) -> Stage:

@@ -1,14 +1,18 @@
 """The harness adapters and their registry.
 
-The registry is an explicit list, :data:`ADAPTERS`: adding a harness means
+The registry is an explicit list, :data:`REGISTRY`: adding a harness means
 writing one module behind the :class:`~agentminutes.harness.Adapter` protocol
-and adding its class here. Whole-document formats (data exports, databases)
-implement :class:`~agentminutes.harness.DocumentAdapter` and are listed in
-:data:`DOCUMENT_ADAPTERS`. Detection asks each adapter, in this order, to
+and adding its name and class here (``ADAPTERS`` holds the classes themselves).
+Whole-document formats (data exports, databases) implement
+:class:`~agentminutes.harness.DocumentAdapter` and are listed in
+:data:`DOCUMENT_REGISTRY`. Detection asks each adapter, in this order, to
 grade the transcript head and takes the most confident answer.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from agentminutes._errors import DetectError, UsageError
 from agentminutes.harness._base import (
@@ -25,19 +29,12 @@ from agentminutes.harness._base import (
     is_document_adapter,
     version_newer,
 )
-from agentminutes.harness.antigravity import AntigravityAdapter
-from agentminutes.harness.chatgpt import ChatGPTAdapter
-from agentminutes.harness.claude_ai import ClaudeAIAdapter
-from agentminutes.harness.claude_code import ClaudeCodeAdapter
-from agentminutes.harness.codex import CodexAdapter
-from agentminutes.harness.copilot import CopilotAdapter
-from agentminutes.harness.gemini_cli import GeminiCliAdapter
-from agentminutes.harness.pi import PiAdapter
-from agentminutes.harness.turns_db import TurnsDBAdapter
 
 __all__ = (
     "ADAPTERS",
     "DOCUMENT_ADAPTERS",
+    "DOCUMENT_REGISTRY",
+    "REGISTRY",
     "SNIFF_BYTES",
     "Adapter",
     "BaseAdapter",
@@ -56,42 +53,67 @@ __all__ = (
     "version_newer",
 )
 
-#: Every registered adapter class, in detection order (alphabetical by harness name).
-ADAPTERS: tuple[type[Adapter], ...] = (
-    AntigravityAdapter,
-    ClaudeCodeAdapter,
-    CodexAdapter,
-    CopilotAdapter,
-    GeminiCliAdapter,
-    PiAdapter,
+#: The registry of line adapters: harness name and ``module:Class``, in detection
+#: order (alphabetical by harness name). A module is imported when its adapter is
+#: first needed, so a follower resuming one Codex rollout never loads the others.
+REGISTRY: Final[tuple[tuple[str, str], ...]] = (
+    ("antigravity", "agentminutes.harness.antigravity:AntigravityAdapter"),
+    ("claude-code", "agentminutes.harness.claude_code:ClaudeCodeAdapter"),
+    ("codex", "agentminutes.harness.codex:CodexAdapter"),
+    ("copilot", "agentminutes.harness.copilot:CopilotAdapter"),
+    ("gemini-cli", "agentminutes.harness.gemini_cli:GeminiCliAdapter"),
+    ("pi", "agentminutes.harness.pi:PiAdapter"),
 )
 
-#: Every registered whole-document adapter class, in detection order (by harness name).
-DOCUMENT_ADAPTERS: tuple[type[DocumentAdapter], ...] = (
-    ChatGPTAdapter,
-    ClaudeAIAdapter,
-    TurnsDBAdapter,
+#: The registry of whole-document adapters (data exports, databases), likewise.
+DOCUMENT_REGISTRY: Final[tuple[tuple[str, str], ...]] = (
+    ("chatgpt", "agentminutes.harness.chatgpt:ChatGPTAdapter"),
+    ("claude-ai", "agentminutes.harness.claude_ai:ClaudeAIAdapter"),
+    ("turns-db", "agentminutes.harness.turns_db:TurnsDBAdapter"),
 )
+
+if TYPE_CHECKING:
+    #: Every registered line adapter class, in detection order.
+    ADAPTERS: tuple[type[Adapter], ...]
+    #: Every registered whole-document adapter class, in detection order.
+    DOCUMENT_ADAPTERS: tuple[type[DocumentAdapter], ...]
+
+
+def _load(ref: str) -> Any:
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def __getattr__(name: str) -> Any:
+    # ADAPTERS and DOCUMENT_ADAPTERS import every adapter module, once.
+    if name == "ADAPTERS":
+        value: Any = tuple(_load(ref) for _, ref in REGISTRY)
+    elif name == "DOCUMENT_ADAPTERS":
+        value = tuple(_load(ref) for _, ref in DOCUMENT_REGISTRY)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def harness_names() -> list[str]:
     """The names of every registered harness, line and document formats alike."""
-    return [a.name for a in ADAPTERS] + [a.name for a in DOCUMENT_ADAPTERS]
+    return [name for name, _ in REGISTRY + DOCUMENT_REGISTRY]
 
 
 def document_adapter_class(name: str) -> type[DocumentAdapter] | None:
     """The document adapter class registered for harness *name*, or ``None``."""
-    for cls in DOCUMENT_ADAPTERS:
-        if cls.name == name:
-            return cls
+    for registered, ref in DOCUMENT_REGISTRY:
+        if registered == name:
+            return cast("type[DocumentAdapter]", _load(ref))
     return None
 
 
 def adapter_class(name: str) -> type[Adapter]:
     """Return the adapter class registered for harness *name*."""
-    for cls in ADAPTERS:
-        if cls.name == name:
-            return cls
+    for registered, ref in REGISTRY:
+        if registered == name:
+            return cast("type[Adapter]", _load(ref))
     if document_adapter_class(name) is not None:
         raise UsageError(f'harness "{name}" reads whole documents (exports, databases), not lines')
     known = ", ".join(f'"{n}"' for n in harness_names())
@@ -111,8 +133,8 @@ def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confiden
     head = head[:SNIFF_BYTES]
     best: type[Adapter] | type[DocumentAdapter] | None = None
     best_conf = Confidence.NO_MATCH
-    candidates: tuple[type[Adapter] | type[DocumentAdapter], ...] = ADAPTERS + DOCUMENT_ADAPTERS
-    for cls in candidates:
+    for _, ref in REGISTRY + DOCUMENT_REGISTRY:
+        cls: type[Adapter] | type[DocumentAdapter] = _load(ref)
         conf = cls.sniff(head)
         if conf > best_conf:
             best, best_conf = cls, conf
