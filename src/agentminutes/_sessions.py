@@ -74,9 +74,9 @@ def _instant(value: When, *, end_of_day: bool) -> int | None:
 def _discovery_harnesses() -> list[str]:
     """Harnesses with default roots, in registry order (as the reference scans them)."""
     from agentminutes._roots import ROOTS
-    from agentminutes.harness import ADAPTERS
+    from agentminutes.harness import REGISTRY
 
-    return [cls.name for cls in ADAPTERS if cls.name in ROOTS and locator(cls.name)]
+    return [name for name, _ in REGISTRY if name in ROOTS and locator(name)]
 
 
 def harness_roots(
