@@ -61,7 +61,10 @@ def fixture_files(harness: str) -> list[Path]:
     return sorted(
         p
         for p in base.rglob("*")
-        if p.is_file() and p.suffix in SUFFIXES and not p.name.endswith(".meta.json")
+        if p.is_file()
+        and p.suffix in SUFFIXES
+        and not p.name.endswith(".meta.json")
+        and p.name != "journal.jsonl"  # a Claude Code workflow run's journal: a sidecar
     )
 
 

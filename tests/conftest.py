@@ -55,6 +55,7 @@ def transcripts(harness: str) -> list[Path]:
         if p.is_file()
         and p.suffix in (".jsonl", ".json", ".log", ".zip", ".db")
         and not p.name.endswith(".meta.json")
+        and p.name != "journal.jsonl"  # a workflow run's journal beside its agents
         and "golden" not in p.parts
     )
 

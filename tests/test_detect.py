@@ -15,11 +15,12 @@ from conftest import FIXTURES, fixture_id
 CASES = [
     (folder.name, path)
     for folder in sorted(FIXTURES.iterdir())
-    if folder.is_dir() and folder.name != "golden"
+    if folder.is_dir() and folder.name not in ("golden", "sessions")
     for path in sorted(folder.rglob("*"))
     if path.is_file()
     and path.suffix in (".jsonl", ".json", ".log", ".zip", ".db")
     and not path.name.endswith(".meta.json")
+    and path.name != "journal.jsonl"  # a Claude Code workflow run's journal: a sidecar
 ]
 
 

@@ -34,7 +34,7 @@ def _fast_path(argv: list[str]) -> int | None:
         from agentminutes._follow_run import fast_path
 
         return fast_path(argv[1:])
-    if argv and argv[0] in ("convert", "stats"):
+    if argv and argv[0] in ("convert", "stats", "sessions"):
         from agentminutes._fastcli import fast_path as fast_command
 
         return fast_command(argv)

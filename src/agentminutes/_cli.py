@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import Annotated
 
@@ -166,6 +167,30 @@ def stats(
     promote: PromoteOpt = None,
     text_form: TextFormOpt = TextForm.bare,
     conversation: ConversationOpt = None,
+    include_subagents: Annotated[
+        bool,
+        typer.Option(
+            "--include-subagents",
+            help="Summarize the whole task: the session and its subagent transcripts, "
+            "each on its own, added up, with a per-agent split.",
+        ),
+    ] = False,
+    root: Annotated[
+        str | None,
+        typer.Option(
+            "--root",
+            help="With --include-subagents: where to look for Codex and Antigravity "
+            "subagents (default: the harness's folders).",
+        ),
+    ] = None,
+    all_subagents: Annotated[
+        bool,
+        typer.Option(
+            "--all-subagents",
+            help="With --include-subagents, Claude Code: also the workflow agents nested "
+            "below subagents/ (the reference CLI leaves them out).",
+        ),
+    ] = False,
 ) -> None:
     """Summarize a session: tool mix, bytes retrieved, latency, tokens, models, final answer."""
     run_stats(
@@ -177,6 +202,9 @@ def stats(
         promote=promote,
         text_form=text_form.value,
         conversation=conversation,
+        include_subagents=include_subagents,
+        root=root,
+        all_subagents=all_subagents,
     )
 
 
@@ -282,6 +310,137 @@ def follow(
         promote=promote,
         text_form=text_form.value,
     )
+
+
+@app.command()
+def sessions(
+    harness: Annotated[
+        str,
+        typer.Option(
+            "--harness", help="One harness; default: the default folders of every harness."
+        ),
+    ] = "",
+    root: Annotated[
+        str,
+        typer.Option(
+            "--root",
+            help="Search this folder instead of the default ones (needs --harness); for a "
+            "data-export harness, an export file or a folder of them.",
+        ),
+    ] = "",
+    cwd: Annotated[
+        str, typer.Option("--cwd", help="Keep sessions whose recorded working directory is DIR.")
+    ] = "",
+    session_id: Annotated[
+        str,
+        typer.Option(
+            "--session-id",
+            help="Keep the session (or subagent) with this id; with --harness, looked up directly.",
+        ),
+    ] = "",
+    since: Annotated[
+        str,
+        typer.Option(
+            "--since", help="Keep sessions active at or after T (RFC 3339, or YYYY-MM-DD: local)."
+        ),
+    ] = "",
+    until: Annotated[
+        str,
+        typer.Option(
+            "--until",
+            help="Keep sessions active at or before T (RFC 3339, or YYYY-MM-DD: that whole day).",
+        ),
+    ] = "",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", help="paths (transcript paths, subagents included), json, or jsonl."
+        ),
+    ] = "paths",
+    all_subagents: Annotated[
+        bool,
+        typer.Option(
+            "--all-subagents",
+            help="Claude Code: also subagents nested below subagents/ (workflow agents).",
+        ),
+    ] = False,
+) -> None:
+    """List session transcripts in the harnesses' own folders, filtered by identity or time.
+
+    Per-file errors go to stderr and set exit status 1 without stopping the
+    scan; a summary of what was matched, filtered, skipped and unreadable
+    follows. Sessions that record no working directory never match --cwd.
+    """
+    from agentminutes._sessions import sessions_command
+
+    code = sessions_command(
+        harness=harness,
+        root=root or None,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        fmt=fmt,
+        all_subagents=all_subagents,
+    )
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def archive(
+    to: Annotated[
+        str,
+        typer.Option("--to", help="The archive folder (created if missing).", show_default=False),
+    ],
+    harness: Annotated[str, typer.Option("--harness", help="The sessions' harness.")],
+    session_id: Annotated[
+        str | None, typer.Option("--session-id", help="Archive this session (and its subagents).")
+    ] = None,
+    cwd: Annotated[
+        str | None,
+        typer.Option("--cwd", help="Archive every session whose working directory is DIR."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="With --cwd: only sessions active since T (RFC 3339 or YYYY-MM-DD)."
+        ),
+    ] = None,
+    root: Annotated[
+        str | None,
+        typer.Option("--root", help="Look for sessions here instead of the harness's folders."),
+    ] = None,
+    permissive: PermissiveOpt = False,
+) -> None:
+    """Copy sessions with their subagent transcripts and sidecars into a folder, and normalize them.
+
+    Files keep their path relative to the harness's folder; each transcript
+    gets its normalized session beside it (FILE.agentminutes.json) and
+    MANIFEST.json records every file's size, sha256, source and copy time.
+    Run it again to add what changed: transcripts that grew are extended with
+    their new complete lines; a source changed any other way is reported
+    (exit 1) and its copy kept. Sources are only read; a session still being
+    written is copied up to its last complete line.
+    """
+    from agentminutes._archive import archive_sync
+
+    def report(text: str) -> None:
+        print(f"agentminutes: archive: {text}", file=sys.stderr, flush=True)
+
+    result = archive_sync(
+        to,
+        harness=harness,
+        session_id=session_id,
+        cwd=cwd,
+        since=since,
+        root=root,
+        permissive=permissive,
+        on_report=report,
+    )
+    print(f"agentminutes: archived {result.summary()} into {result.to}", file=sys.stderr)
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 drift_app = typer.Typer(

@@ -215,8 +215,69 @@ def run_stats(
     promote: Sequence[str] | None = None,
     text_form: str = "bare",
     conversation: str | None = None,
+    include_subagents: bool = False,
+    root: str | None = None,
+    all_subagents: bool = False,
 ) -> None:
-    """``agentminutes stats``: the behavioural summary of one session."""
+    """``agentminutes stats``: the behavioural summary of one session (or, with
+    ``include_subagents``, of its whole task)."""
+    if include_subagents:
+        if conversation:
+            raise UsageError("--include-subagents reads transcripts; drop --conversation")
+        _task_stats(
+            transcript,
+            output,
+            harness=harness,
+            root=root,
+            all_subagents=all_subagents,
+            permissive=permissive,
+            harness_version=harness_version,
+            text_form=text_form,
+            promote=list(promote or []),
+        )
+        return
     options = _options(harness_version, permissive, False, text_form)
     job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
     anyio.run(_stats, output, job)
+
+
+def _task_stats(
+    transcript: str,
+    output: str | None,
+    *,
+    harness: str,
+    root: str | None,
+    all_subagents: bool,
+    permissive: bool,
+    harness_version: str,
+    text_form: str,
+    promote: list[str],
+) -> None:
+    """``stats --include-subagents``: the task summary (see :mod:`agentminutes._task`)."""
+    import msgspec
+
+    from agentminutes._task import nested_left_out, task_stats_sync
+
+    if text_form not in ("bare", "delivered"):
+        raise UsageError(f'unknown text form "{text_form}" (want bare or delivered)')
+    task = task_stats_sync(
+        transcript,
+        harness=harness,
+        root=root,
+        all_subagents=all_subagents,
+        permissive=permissive,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=promote,
+    )
+    encoded = msgspec.json.Encoder(order="deterministic").encode(task)
+    data = msgspec.json.format(encoded, indent=2) + b"\n"
+    with _output(output, atomic=True) as stream:
+        stream.write(data)
+    left_out = nested_left_out(task, all_subagents)
+    if left_out:
+        print(
+            f"agentminutes: note: {left_out} subagent transcripts nested below "
+            "subagents/ (workflow agents) are not counted; --all-subagents adds them",
+            file=sys.stderr,
+        )

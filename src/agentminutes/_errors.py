@@ -6,6 +6,7 @@
     ├── ParseError          a transcript line no rule accepts (harness, version, line)
     ├── DetectError         no registered adapter recognizes a transcript's head
     ├── SourceError         a transcript cannot be read at all (missing, a directory, empty …)
+    │   └── ScanError       one file a session scan could not read or identify (the scan goes on)
     └── UsageError          options that contradict each other or name nothing known
 
 Every error renders as one line; the CLI prints it after ``Error:`` and exits non-zero.
@@ -15,7 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ("AgentminutesError", "DetectError", "ParseError", "SourceError", "UsageError")
+__all__ = (
+    "AgentminutesError",
+    "DetectError",
+    "ParseError",
+    "ScanError",
+    "SourceError",
+    "UsageError",
+)
 
 
 class AgentminutesError(Exception):
@@ -101,6 +109,22 @@ class DetectError(AgentminutesError):
 
 class SourceError(AgentminutesError):
     """The transcript cannot be read as a transcript at all."""
+
+
+class ScanError(SourceError):
+    """One file (or root) a session scan could not read or identify.
+
+    Renders as ``<harness>: <path>: <cause>`` (without the path when the
+    problem is not one file's, e.g. an ambiguous session id). A scan reports
+    it and goes on with the next file.
+    """
+
+    def __init__(self, harness: str, cause: str, path: str = "") -> None:
+        self.harness = harness
+        self.path = path
+        self.cause = cause
+        parts = [p for p in (harness, path) if p]
+        super().__init__(": ".join([*parts, cause]))
 
 
 class UsageError(AgentminutesError):

@@ -1,4 +1,4 @@
-"""A fast path for ``convert`` and ``stats`` that does not start the CLI framework.
+"""A fast path for ``convert``, ``stats`` and ``sessions`` that does not start the CLI framework.
 
 typer builds a pydantic adapter for every parameter of every command before
 it runs one, about 0.2 s per invocation: more than converting a few megabytes.
@@ -13,6 +13,8 @@ keeps the option sets of both parsers equal.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
 from agentminutes._commands import run_convert, run_stats
 
@@ -48,13 +50,32 @@ def _convert_parser() -> argparse.ArgumentParser:
 def _stats_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="agentminutes stats", add_help=False, allow_abbrev=False)
     _common(p)
+    p.add_argument("--include-subagents", action="store_true")
+    p.add_argument("--root")
+    p.add_argument("--all-subagents", action="store_true")
     return p
 
 
-#: The fast parsers by command, and the function each one feeds.
-PARSERS = {
+def _sessions_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="agentminutes sessions", add_help=False, allow_abbrev=False)
+    for option in ("--harness", "--root", "--cwd", "--session-id", "--since", "--until"):
+        p.add_argument(option, default="")
+    p.add_argument("--format", dest="fmt", default="paths")
+    p.add_argument("--all-subagents", action="store_true")
+    return p
+
+
+def run_sessions(**values: Any) -> int:
+    from agentminutes._sessions import sessions_command
+
+    return sessions_command(**{**values, "root": values["root"] or None})
+
+
+#: The fast parsers by command, and the function each one feeds (its exit status, or None for 0).
+PARSERS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[..., int | None]]] = {
     "convert": (_convert_parser, run_convert),
     "stats": (_stats_parser, run_stats),
+    "sessions": (_sessions_parser, run_sessions),
 }
 
 
@@ -72,6 +93,6 @@ def fast_path(argv: list[str]) -> int | None:
     if rest:
         return None
     values = vars(ns)
-    transcript = values.pop("transcript")
-    run(transcript, **values)
-    return 0
+    if "transcript" in values:
+        return run(values.pop("transcript"), **values) or 0
+    return run(**values) or 0

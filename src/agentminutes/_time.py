@@ -10,9 +10,18 @@ from __future__ import annotations
 import calendar
 import functools
 import re
+import time
 from datetime import UTC, datetime, timedelta
 
-__all__ = ("format_ns", "to_ns", "valid_timestamp")
+__all__ = (
+    "format_local_ns",
+    "format_ns",
+    "local_midnight_ns",
+    "normalize",
+    "parse_when",
+    "to_ns",
+    "valid_timestamp",
+)
 
 #: RFC 3339 as Go's ``time.Parse(time.RFC3339, …)`` accepts it: ASCII digits,
 #: upper-case ``T`` and ``Z``, a fraction of any length after ``.`` or ``,``.
@@ -115,3 +124,79 @@ def format_ns(ns: int) -> str:
     if frac:
         text += "." + f"{frac:09d}".rstrip("0")
     return text + "Z"
+
+
+def format_local_ns(ns: int) -> str:
+    """Format integer nanoseconds since the epoch as RFC 3339 in the process's local time zone.
+
+    As Go's ``RFC3339Nano`` writes a file time: trailing zeros of the fraction
+    dropped, a zero offset written ``Z`` (``TZ`` is respected).
+    """
+    seconds, frac = divmod(ns, 1_000_000_000)
+    local = time.localtime(seconds)
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", local)
+    if frac:
+        text += "." + f"{frac:09d}".rstrip("0")
+    return text + _offset(local.tm_gmtoff)
+
+
+def _offset(seconds: int) -> str:
+    if seconds == 0:
+        return "Z"
+    sign = "+" if seconds > 0 else "-"
+    minutes = abs(seconds) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def normalize(value: str) -> str:
+    """An RFC 3339 time as Go re-writes a parsed one: fraction without trailing zeros, ``Z`` for UTC.
+
+    A non-zero offset is kept as written. A value that is not RFC 3339 is
+    returned unchanged.
+    """
+    m = _RFC3339.fullmatch(value)
+    if m is None:
+        return value
+    text = value[:19]
+    frac = (m[7] or "").rstrip("0")
+    if frac:
+        text += "." + frac
+    if m[8] is None or (m[9] == "00" and m[10] == "00"):
+        return text + "Z"
+    return f"{text}{m[8]}{m[9]}:{m[10]}"
+
+
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+
+
+def parse_when(value: str, *, end_of_day: bool = False) -> int:
+    """A ``--since``/``--until`` value as nanoseconds since the epoch.
+
+    RFC 3339 (a time zone is required), or ``YYYY-MM-DD``: local midnight at
+    the start of that day, or with *end_of_day* that midnight plus 24 hours.
+
+    Raises:
+        ValueError: neither form.
+    """
+    if _RFC3339.fullmatch(value) and valid_timestamp(value):
+        ns = _instant(value.replace(",", "."))
+        if ns is not None:
+            return ns
+    m = _DATE.fullmatch(value)
+    if m is not None:
+        try:
+            day = datetime(int(m[1]), int(m[2]), int(m[3]))
+        except ValueError:
+            pass
+        else:
+            start = int(time.mktime(day.timetuple())) * 1_000_000_000
+            return start + (86_400 * 1_000_000_000 if end_of_day else 0)
+    raise ValueError(f'invalid time "{value}" (want RFC 3339 or YYYY-MM-DD)')
+
+
+def local_midnight_ns(year: int, month: int, day: int) -> int | None:
+    """Local midnight of a calendar day, as Go's ``time.Date`` normalizes out-of-range parts."""
+    try:
+        return int(time.mktime((year, month, day, 0, 0, 0, 0, 0, -1))) * 1_000_000_000
+    except (OverflowError, ValueError):
+        return None

@@ -40,6 +40,9 @@ __all__ = (
     "Session",
     "Stats",
     "SystemEvent",
+    "TaskSkip",
+    "TaskStats",
+    "TaskTranscript",
     "Thinking",
     "TokenUsage",
     "ToolCall",
@@ -315,6 +318,43 @@ class Stats(_Struct, kw_only=True):
     wall_time_ms: int = 0
     final_answer: str = ""
     by_agent: dict[str, AgentStats] | None = None
+
+
+class TaskTranscript(_Struct, kw_only=True):
+    """One transcript of a task (``stats --include-subagents``) and its own summary."""
+
+    path: str
+    subagent_id: str = ""
+    is_subagent: bool = False
+    stats: Stats
+
+
+class TaskSkip(_Struct, kw_only=True):
+    """A transcript or child conversation the task could not include, and why."""
+
+    path: str
+    reason: str
+
+
+class TaskStats(_Struct, kw_only=True):
+    """A task's summary: the parent session and every subagent transcript, nothing counted twice.
+
+    ``join`` says how the subagent transcripts were found (``layout``: beside
+    the parent, Claude Code; ``session_id``: rollouts that record the parent's
+    id, Codex; ``content``: named in the parent's results, Antigravity;
+    ``inline``: inside the parent transcript, attributed by ``agent_id``).
+    ``task`` aggregates the transcripts' summaries, with a per-agent split in
+    ``task.by_agent``.
+    """
+
+    agentminutes_schema: str
+    harness: str
+    #: Always written, also when empty (a transcript outside its harness's layout).
+    session_id: str
+    join: str
+    transcripts: list[TaskTranscript]
+    task: Stats
+    skipped: list[TaskSkip] | None = None
 
 
 class Session(_Struct, kw_only=True):

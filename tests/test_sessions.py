@@ -1,0 +1,479 @@
+"""Discovery (``agentminutes sessions``, ``scan()``, ``locate()``) against the reference's output.
+
+The home of ``fixtures/sessions/home.tsv`` holds each harness's folders, laid
+out from the fixtures; ``fixtures/sessions/golden.json`` is what the reference
+CLI (agentminutes 0.8.0) printed there (scripts/make_session_goldens.py). For
+every session the reference lists, ours is equal as a JSON value (timestamps
+as instants) and in the same order; ours lists more only where the reference
+could not read a file, plus the sources it does not search (Codex
+``archived_sessions/``, flat Copilot ``<id>.jsonl``, Gemini CLI and pi).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+
+import agentminutes
+from agentminutes._errors import ScanError, SourceError, UsageError
+from agentminutes._sessions import Scan, _Progress
+from conftest import FIXTURES, canon
+from session_home import GOLDEN, build_home
+
+GOLDENS: dict[str, dict[str, Any]] = json.loads(GOLDEN.read_text(encoding="utf-8"))["cases"]
+
+
+def _jsonl(args: list[str]) -> bool:
+    return "--format" in args and args[args.index("--format") + 1] == "jsonl"
+
+
+#: The sessions cases compared record by record (paths and json formats: the CLI tests).
+SESSION_CASES = sorted(
+    k
+    for k, v in GOLDENS.items()
+    if v["args"][0] == "sessions" and (_jsonl(v["args"]) or not v["stdout"])
+)
+
+#: Sources we search that the reference does not.
+_OURS_ONLY = re.compile(
+    r"/\.codex/archived_sessions/|/\.copilot/session-state/[^/]+\.jsonl$|/\.gemini/tmp/|/\.pi/"
+)
+_REF_ERROR = re.compile(r"^agentminutes: [\w-]+: (/.+?\.jsonl): ", re.M)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_home(tmp_path_factory.mktemp("sessions") / "home")
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    return {"HOME": str(home), **extra}
+
+
+def _subst(text: str, home: Path) -> str:
+    return text.replace("$HOME", str(home))
+
+
+def _kwargs(args: list[str], home: Path) -> dict[str, Any]:
+    """``sessions`` flags as :func:`agentminutes.scan` keywords."""
+    names = {
+        "--harness": "harness",
+        "--root": "root",
+        "--cwd": "cwd",
+        "--session-id": "session_id",
+        "--since": "since",
+        "--until": "until",
+    }
+    out: dict[str, Any] = {}
+    it = iter(args[1:])
+    for flag in it:
+        value = next(it)
+        if flag in names:
+            out[names[flag]] = _subst(value, home)
+    return out
+
+
+def _records(stdout: str, home: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in _subst(stdout, home).splitlines()]
+
+
+def _check(ours: list[dict[str, Any]], case: dict[str, Any], home: Path) -> None:
+    ref = _records(case["stdout"], home)
+    unreadable = set(_REF_ERROR.findall(_subst(case["stderr"], home)))
+    by_path = {r["path"]: r for r in ours}
+    for r in ref:
+        assert r["path"] in by_path, f"not listed: {r['path']}"
+        assert canon(by_path[r["path"]]) == canon(r), r["path"]
+    listed = {r["path"] for r in ref}
+    extra = [o["path"] for o in ours if o["path"] not in listed]
+    for path in extra:
+        assert path in unreadable or _OURS_ONLY.search(path), f"listed beyond the reference: {path}"
+    assert [p for p in (o["path"] for o in ours) if p in listed] == [r["path"] for r in ref]
+
+
+def _summary(stderr: str) -> dict[str, int]:
+    last = stderr.strip().splitlines()[-1]
+    m = re.search(
+        r"(\d+) sessions?, (\d+) filtered out(?: \((\d+) without recorded cwd\))?, "
+        r"(\d+) skipped files?, (\d+) errors?",
+        last,
+    )
+    assert m is not None, last
+    keys = ("sessions", "filtered", "no_cwd", "skipped", "errors")
+    return {k: int(v or 0) for k, v in zip(keys, m.groups(), strict=True)}
+
+
+@pytest.mark.parametrize("name", SESSION_CASES)
+def test_records_equal_the_references(name: str, home: Path) -> None:
+    case = GOLDENS[name]
+    args = case["args"]
+    found = agentminutes.scan(**_kwargs(args, home), env=_env(home))
+    ours = [json.loads(msgspec.json.encode(r)) for r in found]
+    _check(ours, case, home)
+    ref = _summary(case["stderr"])
+    harness = _kwargs(case["args"], home).get("harness")
+    if harness in ("claude-code", "codex", "antigravity"):
+        # Same layouts, same accounting; ours reads some files the reference cannot.
+        assert found.skipped_files == ref["skipped"]
+        assert len(found.errors) <= ref["errors"]
+    if "cwd" in _kwargs(case["args"], home) and harness:
+        assert found.no_cwd >= ref["no_cwd"]
+
+
+def test_what_we_list_beyond_the_reference(home: Path) -> None:
+    found = agentminutes.scan(env=_env(home))
+    ours = {r.path for r in found}
+    ref = {r["path"] for r in _records(GOLDENS["all"]["stdout"], home)}
+    extra = sorted(os.path.relpath(p, home) for p in ours - ref)
+    assert extra == [
+        ".claude/projects/-ccl/07f2e15c-a38b-454b-9148-60edc06de401.jsonl",  # summary first
+        ".codex/archived_sessions/rollout-2025-12-15T14-05-30-019b221d-b310-7143-9b06-d60f82aef7f2.jsonl",
+        ".codex/sessions/2025/08/26/rollout-2025-08-26T03-00-07-81037e80-2462-435b-bb4c-b4437eae0f88.jsonl",
+        ".copilot/session-state/27d7ef99-f7c7-43eb-8599-cb469623c8f7.jsonl",
+        ".gemini/tmp/ticketing-vc/chats/session-2026-04-25T08-23-e435870b.jsonl",
+        ".pi/agent/sessions/--tmp-as-agent-fixture-project--/2026-05-12T01-02-27-657Z_019e19b4-eb48-746a-aa6b-8dfcfa37954b.jsonl",
+    ]
+    # The two files no adapter reads; the order of harnesses is the registry's.
+    assert [e.path for e in found.errors] == [
+        str(home / ".claude/projects/-x-proj/deadbeef-0000-4000-8000-000000000000.jsonl"),
+        str(home / ".claude/projects/-x-proj/empty.jsonl"),
+        str(home / ".codex/sessions/2026/06/19/rollout-2026-06-19T11-00-00-bad.jsonl"),
+    ]
+    harnesses = [r.meta.harness for r in agentminutes.scan(env=_env(home))]
+    assert harnesses == sorted(
+        harnesses, key=["antigravity", "claude-code", "codex", "copilot", "gemini-cli", "pi"].index
+    )
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+
+def _cli(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    keep = {k: v for k, v in os.environ.items() if not k.endswith(("_HOME", "_DIR"))}
+    keep.update(HOME=str(home), TZ="UTC", **env)
+    return subprocess.run(
+        [sys.executable, "-m", "agentminutes", *args],
+        capture_output=True,
+        text=True,
+        env=keep,
+        cwd=home,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_cli_jsonl_and_summary(home: Path) -> None:
+    case = GOLDENS["claude"]
+    p = _cli(home, *[_subst(a, home) for a in case["args"]])
+    _check(_records(p.stdout, home), case, home)
+    assert p.returncode == 1  # the unreadable files
+    ours, ref = _summary(p.stderr), _summary(case["stderr"])
+    assert (ours["skipped"], ours["filtered"]) == (ref["skipped"], ref["filtered"])
+    assert ours["sessions"] == ref["sessions"] + 1  # 07f2e15c, which the reference rejects
+    *errors, why, _ = p.stderr.splitlines()
+    assert why == (
+        "agentminutes: skipped files: 9 not a subagent transcript, 1 not a project directory, "
+        "1 not a session transcript, 1 session directory sidecar"
+    )
+    assert errors == [
+        f"agentminutes: claude-code: {home}/.claude/projects/-x-proj/deadbeef-0000-4000-8000-000000000000.jsonl: "
+        "claude-code: invalid JSON: JSON is malformed: invalid character (byte 0) at line 1",
+        f"agentminutes: claude-code: {home}/.claude/projects/-x-proj/empty.jsonl: claude-code: no events in transcript",
+    ]
+
+
+def test_cli_paths_format(home: Path) -> None:
+    case = GOLDENS["all-paths"]
+    p = _cli(home, "sessions")
+    ref = _subst(case["stdout"], home).splitlines()
+    ours = p.stdout.splitlines()
+    assert [line for line in ours if line in ref] == ref
+    assert all(
+        _OURS_ONLY.search(line) or "07f2e15c" in line or "81037e80" in line
+        for line in ours
+        if line not in ref
+    )
+
+
+def test_cli_json_format(home: Path) -> None:
+    case = GOLDENS["all-json"]
+    p = _cli(home, "sessions", "--format", "json", "--harness", "codex")
+    ours = json.loads(p.stdout)
+    ref = [r for r in json.loads(_subst(case["stdout"], home)) if r["meta"]["harness"] == "codex"]
+    assert canon([o for o in ours if o["path"] in {r["path"] for r in ref}]) == canon(ref)
+    assert p.stdout.startswith('[\n  {\n    "meta": {\n')
+    empty = _cli(
+        home, "sessions", "--format", "json", "--harness", "claude-code", "--session-id", "nope"
+    )
+    assert (empty.stdout, empty.returncode) == ("[]\n", 0)
+    assert empty.stderr == "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
+
+
+def test_cli_usage_errors(home: Path, tmp_path: Path) -> None:
+    def err(*args: str) -> tuple[int, str]:
+        p = _cli(home, "sessions", *args)
+        return p.returncode, p.stderr
+
+    assert err("--root", "/x") == (1, "Error: --root requires --harness\n")
+    assert err("--since", "2026/07/01") == (
+        1,
+        'Error: invalid time "2026/07/01" (want RFC 3339 or YYYY-MM-DD)\n',
+    )
+    assert err("--until", "2026-07-01T12:00:00") == (
+        1,
+        'Error: invalid time "2026-07-01T12:00:00" (want RFC 3339 or YYYY-MM-DD)\n',
+    )
+    code, text = err("--harness", "nope", "--format", "xml")
+    assert code == 1
+    assert text.startswith('Error: unknown harness "nope"')
+    assert err("--harness", "codex", "--format", "xml") == (
+        1,
+        'Error: unknown format "xml" (want paths, json, or jsonl)\n',
+    )
+    assert err("--harness", "codex", "--root", str(tmp_path / "nonexist")) == (
+        1,
+        f"Error: stat {tmp_path}/nonexist: no such file or directory\n",
+    )
+    code, text = err("--harness", "claude-code", "--root", str(FIXTURES / "README.md"))
+    assert code == 1
+    assert f"claude-code: {FIXTURES}/README.md: open {FIXTURES}/README.md: not a directory" in text
+    code, text = err("extra")
+    assert code == 1
+    assert "Traceback" not in text
+    assert text.startswith("Error:")
+
+
+def test_an_empty_home_counts_the_missing_roots(tmp_path: Path) -> None:
+    p = _cli(tmp_path, "sessions", "--format", "json")
+    assert (p.returncode, p.stdout) == (0, "[]\n")
+    # One per harness with default folders: antigravity, claude-code, codex, copilot, gemini-cli, pi.
+    assert p.stderr == (
+        "agentminutes: skipped files: 6 root does not exist\n"
+        "agentminutes: 0 sessions, 0 filtered out, 6 skipped files, 0 errors\n"
+    )
+    one = _cli(tmp_path, "sessions", "--harness", "codex")
+    assert one.stderr == "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
+
+
+# -- relocation ------------------------------------------------------------------------------------
+
+
+def test_claude_config_dirs_are_added_up(home: Path, tmp_path: Path) -> None:
+    default = [r.path for r in agentminutes.scan("claude-code", env=_env(home))]
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    (a / "projects").symlink_to(home / ".claude" / "projects")
+    b.mkdir()
+    env = _env(tmp_path, CLAUDE_CONFIG_DIR=f"{a}, {b}")
+    relocated = [r.path for r in agentminutes.scan("claude-code", env=env)]
+    assert relocated == [p.replace(str(home / ".claude"), str(a)) for p in default]
+
+
+@pytest.mark.parametrize(
+    ("variable", "link", "under"),
+    [
+        ("CODEX_HOME", "codex", ".codex"),
+        ("COPILOT_HOME", "copilot", ".copilot"),
+        ("PI_CODING_AGENT_DIR", "pi", ".pi/agent"),
+        ("GEMINI_CLI_HOME", "gemini-cli", "."),
+    ],
+)
+def test_relocation_variables(
+    home: Path, tmp_path: Path, variable: str, link: str, under: str
+) -> None:
+    base = tmp_path / "relocated"
+    base.symlink_to(home / under)
+    default = [
+        os.path.relpath(r.path, home / under) for r in agentminutes.scan(link, env=_env(home))
+    ]
+    assert default
+    moved = agentminutes.scan(link, env=_env(tmp_path / "nohome", **{variable: str(base)}))
+    assert [os.path.relpath(r.path, base) for r in moved] == default
+
+
+# -- the library --------------------------------------------------------------------------------------
+
+
+def test_scan_is_an_async_iterator_too(home: Path) -> None:
+    async def collect() -> list[str]:
+        return [r.path async for r in agentminutes.scan("claude-code", env=_env(home))]
+
+    assert anyio.run(collect) == [r.path for r in agentminutes.scan("claude-code", env=_env(home))]
+
+
+def test_scan_errors_go_on(home: Path) -> None:
+    seen: list[ScanError] = []
+    found = agentminutes.scan("claude-code", env=_env(home), on_error=seen.append)
+    refs = list(found)
+    assert len(refs) == 12
+    assert len(seen) == 2
+    assert seen == found.errors
+    assert found.summary() == "12 sessions, 0 filtered out, 12 skipped files, 2 errors"
+    # .meta.json sidecars, the workflow folder's 7 files, tool-results/, notes.txt, stray.txt.
+    assert found.skipped == {
+        "not a subagent transcript": 9,
+        "session directory sidecar": 1,
+        "not a session transcript": 1,
+        "not a project directory": 1,
+    }
+    nested = agentminutes.scan("claude-code", env=_env(home), all_subagents=True)
+    assert len(list(nested)) == 12
+    assert nested.skipped["not a subagent transcript"] == 6  # the workflow's agents are not skipped
+
+
+def test_window_bounds_take_datetimes_and_dates(home: Path) -> None:
+    from datetime import UTC, datetime
+
+    dates = agentminutes.scan("claude-code", since="2026-01-10", env=_env(home))
+    moments = agentminutes.scan(
+        "claude-code", since=datetime(2026, 1, 10, tzinfo=UTC), env=_env(home, TZ="UTC")
+    )
+    assert [r.path for r in dates] == [r.path for r in moments]
+    with pytest.raises(UsageError, match="invalid time"):
+        agentminutes.scan("claude-code", until="yesterday")
+    with pytest.raises(SourceError, match="no such file or directory"):
+        agentminutes.scan("claude-code", home / "nope")
+
+
+def test_all_subagents_adds_the_nested_workflow_agents(home: Path) -> None:
+    sid = "11110000-0000-4000-8000-000000000001"
+    plain = agentminutes.locate_sync("claude-code", sid, env=_env(home))
+    assert plain is not None
+    assert plain.subagent_paths is None
+    nested = agentminutes.locate_sync("claude-code", sid, all_subagents=True, env=_env(home))
+    assert nested is not None
+    assert nested.subagent_paths is not None
+    assert [os.path.basename(p) for p in nested.subagent_paths] == [
+        "agent-ag000001.jsonl",
+        "agent-ag000002.jsonl",
+        "agent-ag000003.jsonl",
+    ]
+    listed = agentminutes.scan("claude-code", session_id=sid, all_subagents=True, env=_env(home))
+    assert [r.subagent_paths for r in listed] == [nested.subagent_paths]
+    scanned = agentminutes.scan("claude-code", cwd="/repo", all_subagents=True, env=_env(home))
+    assert [r.subagent_paths for r in scanned] == [nested.subagent_paths]
+
+
+def test_locate(home: Path) -> None:
+    ef958 = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
+    ref = agentminutes.locate_sync("claude-code", ef958, env=_env(home))
+    assert ref is not None
+    assert ref.path == str(home / f".claude/projects/-experiments-worktrees/{ef958}.jsonl")
+    assert ref.subagent_paths == [
+        str(
+            home
+            / f".claude/projects/-experiments-worktrees/{ef958}/subagents/agent-a36efb2a1231c41e2.jsonl"
+        )
+    ]
+    assert anyio.run(lambda: agentminutes.locate("claude-code", ef958, env=_env(home))) == ref
+    child = agentminutes.locate_sync(
+        "codex", "c0000001-0000-7000-8000-000000000001", env=_env(home)
+    )
+    assert child is not None
+    assert child.meta.is_subagent
+    archived = agentminutes.locate_sync(
+        "codex", "019b221d-b310-7143-9b06-d60f82aef7f2", env=_env(home)
+    )
+    assert archived is not None
+    assert "/archived_sessions/" in archived.path
+    assert agentminutes.locate_sync("claude-code", "nope", env=_env(home)) is None
+    with pytest.raises(ScanError, match=r'invalid session id "a\*"'):
+        agentminutes.locate_sync("claude-code", "a*", env=_env(home))
+    with pytest.raises(UsageError):
+        agentminutes.locate_sync("nope", ef958)
+
+
+def test_ambiguous_and_mismatched_ids(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    sid = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
+    source = FIXTURES / f"claude-code/ccl/{sid}.jsonl"
+    for proj in ("-a", "-b"):
+        (root / proj).mkdir(parents=True)
+        (root / proj / f"{sid}.jsonl").write_bytes(source.read_bytes())
+    with pytest.raises(
+        ScanError, match=rf'session "{sid}" is ambiguous under {root}: \[{root}/-a/'
+    ):
+        agentminutes.locate_sync("claude-code", sid, root=root)
+    other = "00000000-0000-4000-8000-000000000000"
+    (root / "-a" / f"{other}.jsonl").write_bytes(source.read_bytes())
+    with pytest.raises(ScanError, match=f'records session id "{sid}", not "{other}"'):
+        agentminutes.locate_sync("claude-code", other, root=root)
+
+
+def test_document_sources_list_their_conversations(tmp_path: Path) -> None:
+    found = agentminutes.scan("chatgpt", FIXTURES / "chatgpt")
+    refs = list(found)
+    listed = agentminutes.conversations(FIXTURES / "chatgpt" / "conversations.json")
+    ids = [r.meta.session_id for r in refs if r.path.endswith("conversations.json")]
+    assert ids == [c.id for c in listed]
+    assert all(r.meta.harness == "chatgpt" and r.updated_at for r in refs)
+    old = agentminutes.scan("chatgpt", FIXTURES / "chatgpt", until="2024-01-01")
+    assert {r.path for r in old} == {str(FIXTURES / "chatgpt" / "conversations.json")}
+    db = list(agentminutes.scan("turns-db", FIXTURES / "turns-db" / "turns.db"))
+    assert len(db) == 2
+    with pytest.raises(UsageError, match="no default folder"):
+        agentminutes.scan("chatgpt")
+
+
+def test_gemini_subagent_recordings_join_their_parent(tmp_path: Path) -> None:
+    chats = tmp_path / ".gemini" / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True)
+    parent = FIXTURES / "gemini-cli/vibe-comparison/session-2026-04-25T08-41-3494a697.jsonl"
+    (chats / parent.name).write_bytes(parent.read_bytes())
+    sid = json.loads(parent.read_bytes().split(b"\n")[0])["sessionId"]
+    sub = chats / sid / "helper.jsonl"
+    sub.parent.mkdir()
+    header = {"sessionId": "sub-1", "projectHash": "p", "startTime": "2026-04-25T08:42:00Z",
+              "lastUpdated": "2026-04-25T08:42:00Z", "kind": "subagent"}  # fmt: skip
+    sub.write_text(json.dumps(header) + "\n")
+    refs = list(agentminutes.scan("gemini-cli", env={"HOME": str(tmp_path)}))
+    assert [r.path for r in refs] == [str(chats / parent.name)]
+    assert refs[0].subagent_paths == [str(sub)]
+
+
+def test_progress_line_only_on_a_terminal_after_a_second() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet = io.StringIO()
+    progress = _Progress(quiet)
+    progress.start -= 5
+    progress._next -= 5
+    progress.file("x")
+    assert quiet.getvalue() == ""
+    tty = Tty()
+    fresh = _Progress(tty)
+    fresh.file("x")
+    assert tty.getvalue() == ""  # under a second: nothing
+    fresh._next -= 2
+    fresh.file("y")
+    assert tty.getvalue() == "\ragentminutes: scanning… 2 transcripts read\x1b[K"
+    fresh.clear()
+    assert tty.getvalue().endswith("\r\x1b[K")
+
+
+def test_scan_object_counts(home: Path) -> None:
+    found = Scan("claude-code", cwd="/Users/admin", env=_env(home))
+    assert [r.meta.cwd for r in found] == ["/Users/admin"]
+    assert (found.matched, found.no_cwd) == (1, 1)
+    assert found.filtered == 11
+    assert found.details()[1] == "filtered out: 11 by --cwd (1 without recorded cwd)"
+    looked_up = Scan(
+        "claude-code",
+        session_id="ef958aa1-0e93-49f0-bb71-150f63befcd1",
+        until="2025-01-01",
+        env=_env(home),
+    )
+    assert list(looked_up) == []
+    assert looked_up.details() == ["filtered out: 1 outside --since/--until"]
