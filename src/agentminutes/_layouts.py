@@ -362,6 +362,29 @@ class Locator:
         """Files besides its transcripts that belong to the session of *ref* (for ``archive``)."""
         return []
 
+    def _projects(
+        self, root: str, ctx: ScanContext
+    ) -> Iterator[tuple[str, list[os.DirEntry[str]]] | ScanError]:
+        """Each project folder directly under *root*, with its entries, in name order.
+
+        Files beside the project folders are counted as skipped; a folder that
+        cannot be listed is yielded as its :class:`ScanError` and the walk goes on.
+        """
+        try:
+            projects = _entries(root)
+        except OSError as exc:
+            yield self._error(root, exc)
+            return
+        for proj in projects:
+            folder = join(root, proj.name)
+            if not _is_dir(proj):
+                ctx.skip(folder, "not a project directory")
+                continue
+            try:
+                yield folder, _entries(folder)
+            except OSError as exc:
+                yield self._error(folder, exc)
+
     def _ref(self, path: str, ctx: ScanContext) -> Iterator[Item]:
         try:
             ref = build_ref(self.harness, path, ctx)
@@ -413,24 +436,15 @@ class ClaudeCodeLocator(Locator):
     join = "layout"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            projects = _entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
-            return
-        for proj in projects:
-            path = join(root, proj.name)
-            if not _is_dir(proj):
-                ctx.skip(path, "not a project directory")
-                continue
-            yield from self._project(path, ctx)
+        for project in self._projects(root, ctx):
+            if isinstance(project, ScanError):
+                yield project
+            else:
+                yield from self._project(*project, ctx)
 
-    def _project(self, folder: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = _entries(folder)
-        except OSError as exc:
-            yield self._error(folder, exc)
-            return
+    def _project(
+        self, folder: str, entries: list[os.DirEntry[str]], ctx: ScanContext
+    ) -> Iterator[Item]:
         sessions: dict[str, str] = {}
         dirs: dict[str, str] = {}
         for e in entries:
@@ -883,21 +897,11 @@ class GeminiCliLocator(Locator):
     join = "layout"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            projects = _entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
-            return
-        for proj in projects:
-            folder = join(root, proj.name)
-            if not _is_dir(proj):
-                ctx.skip(folder, "not a project directory")
+        for project in self._projects(root, ctx):
+            if isinstance(project, ScanError):
+                yield project
                 continue
-            try:
-                entries = _entries(folder)
-            except OSError as exc:
-                yield self._error(folder, exc)
-                continue
+            folder, entries = project
             for e in entries:
                 path = join(folder, e.name)
                 if e.name == "chats" and _is_dir(e):
@@ -960,21 +964,11 @@ class PiLocator(Locator):
     join = "inline"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            projects = _entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
-            return
-        for proj in projects:
-            folder = join(root, proj.name)
-            if not _is_dir(proj):
-                ctx.skip(folder, "not a project directory")
+        for project in self._projects(root, ctx):
+            if isinstance(project, ScanError):
+                yield project
                 continue
-            try:
-                entries = _entries(folder)
-            except OSError as exc:
-                yield self._error(folder, exc)
-                continue
+            folder, entries = project
             for e in entries:
                 path = join(folder, e.name)
                 if not _is_dir(e) and e.name.endswith(".jsonl"):
