@@ -8,7 +8,6 @@ tests pin the output against the reference.
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 from typing import Any
 
@@ -113,19 +112,6 @@ def test_live_mode_reports_a_late_step_where_it_arrives() -> None:
     assert sorted(lines) == sorted(
         ev.provenance.line for ev in events_of(UNSORTED) if ev.provenance
     )
-
-
-def test_live_state_survives_a_snapshot_mid_file() -> None:
-    lines = [(n, line) for n, line in enumerate(FULL.read_bytes().split(b"\n"), 1) if line]
-    half = len(lines) // 2
-    first = AntigravityAdapter(ParseOptions(live=True))
-    out = [ev for n, line in lines[:half] for ev in first.feed(line, n)]
-    state = first.snapshot()
-    pickle.loads(state)  # plain data
-    second = AntigravityAdapter(ParseOptions(live=True))
-    second.restore(state)
-    out += [ev for n, line in lines[half:] for ev in second.feed(line, n)]
-    assert out == events_of(FULL)
 
 
 # -- pairing and errors -------------------------------------------------------------------

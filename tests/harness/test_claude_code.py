@@ -12,7 +12,6 @@ import pytest
 
 from agentminutes import load
 from agentminutes._errors import ParseError
-from agentminutes._pipeline import feed_lines
 from agentminutes.harness import ParseOptions, detect
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
 from conftest import FIXTURES, convert_json, transcripts
@@ -196,19 +195,6 @@ def test_an_unknown_record_names_harness_version_line_and_drift(tmp_path: Path) 
     [unknown] = by_kind(permissive, "unknown")
     assert unknown["unknown"]["record_type"] == "brand-new-record"
     assert permissive["report"]["unknown_events"] == 1
-
-
-def test_snapshot_and_restore_mid_file_gives_the_same_events() -> None:
-    lines = list(enumerate(PARENT.read_bytes().splitlines(), 1))
-    whole = ClaudeCodeAdapter()
-    expected = feed_lines(whole, lines) + whole.finish()
-    for cut in (10, 57, len(lines) - 3):
-        first = ClaudeCodeAdapter()
-        got = feed_lines(first, lines[:cut])
-        second = ClaudeCodeAdapter()
-        second.restore(first.snapshot())
-        got += feed_lines(second, lines[cut:]) + second.finish()
-        assert got == expected, f"cut at {cut}"
 
 
 def test_max_payload_bytes_replaces_large_results_by_size_and_digest() -> None:

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from agentminutes._errors import ParseError
@@ -563,22 +562,6 @@ def test_permissive_mode_keeps_bad_lines_as_unknown() -> None:
     evs = run_lines([meta_line("0.1.0"), BAD, b"{not json", b'{"type":"nope"}'], permissive=True)
     unknown = [e for e in evs if e.unknown is not None]
     assert [e.provenance.line for e in unknown if e.provenance] == [2, 3, 4]
-
-
-@pytest.mark.parametrize("path", [EXACT, LEGACY, WRAPPED], ids=fixture_id)
-def test_snapshot_and_restore_mid_file(path: Path) -> None:
-    lines = [(i, raw) for i, raw in enumerate(path.read_bytes().split(b"\n"), 1)]
-    whole = CodexAdapter()
-    expected = feed_lines(whole, lines) + whole.finish()
-    cut = len(lines) // 2
-    first = CodexAdapter()
-    got = feed_lines(first, lines[:cut])
-    state = first.snapshot()
-    assert len(state) < 200_000
-    second = CodexAdapter()
-    second.restore(state)
-    got += feed_lines(second, lines[cut:]) + second.finish()
-    assert [msgspec.json.encode(e) for e in got] == [msgspec.json.encode(e) for e in expected]
 
 
 def test_pretty_printed_rollout_reads_like_the_compact_one(tmp_path: Path) -> None:

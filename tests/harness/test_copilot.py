@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 from pathlib import Path
 from typing import Any
 
@@ -301,20 +300,6 @@ def test_malformed_data_is_named_with_its_record_type(tmp_path: Path) -> None:
     assert [ev["unknown"]["record_type"] for ev in doc["events"] if ev["kind"] == "unknown"] == [
         "user.message"
     ]
-
-
-def test_state_survives_a_snapshot_mid_file() -> None:
-    lines = [(n, line) for n, line in enumerate(FLAT.read_bytes().split(b"\n"), 1) if line]
-    half = len(lines) // 2
-    first = CopilotAdapter()
-    out = [ev for n, line in lines[:half] for ev in first.feed(line, n)]
-    state = first.snapshot()
-    pickle.loads(state)
-    second = CopilotAdapter()
-    second.restore(state)
-    out += [ev for n, line in lines[half:] for ev in second.feed(line, n)]
-    out += list(second.finish())
-    assert out == events_of(FLAT)
 
 
 # -- the legacy single-document session ------------------------------------------------------------

@@ -445,32 +445,6 @@ def test_broken_document_names_the_line(tmp_path: Path) -> None:
 # -- incremental parsing -------------------------------------------------------
 
 
-def drive(path: Path, cut: int | None = None) -> list[bytes]:
-    """Feed *path* line by line, snapshotting into a fresh adapter before line *cut*."""
-    adapter = GeminiCliAdapter(ParseOptions())
-    out: list[Event] = []
-    for lineno, raw in enumerate(path.read_bytes().split(b"\n"), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        if lineno == cut:
-            state = adapter.snapshot()
-            adapter = GeminiCliAdapter(ParseOptions())
-            adapter.restore(state)
-        out.extend(adapter.feed(line, lineno))
-    out.extend(adapter.finish())
-    return [msgspec.json.encode(e) for e in out]
-
-
-@pytest.mark.parametrize("path", ALL, ids=[fixture_id(p) for p in ALL])
-def test_incremental_equals_whole_file_across_a_restore(path: Path) -> None:
-    whole = [msgspec.json.encode(e) for e in events(path)]
-    n = len(path.read_bytes().splitlines())
-    assert drive(path) == whole
-    for cut in range(2, n + 1, max(1, n // 7)):
-        assert drive(path, cut) == whole
-
-
 @pytest.mark.parametrize("path", JSONL, ids=[fixture_id(p) for p in JSONL])
 def test_jsonl_is_not_buffered(path: Path) -> None:
     adapter = GeminiCliAdapter(ParseOptions())

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from agentminutes._errors import ParseError
@@ -230,32 +229,6 @@ def test_origin_rules() -> None:
 
 
 # -- incremental parsing -------------------------------------------------------
-
-
-def drive(path: Path, cut: int | None = None) -> list[bytes]:
-    """Feed *path* line by line, snapshotting into a fresh adapter before line *cut*."""
-    adapter = PiAdapter(ParseOptions())
-    out: list[Event] = []
-    for lineno, raw in enumerate(path.read_bytes().split(b"\n"), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        if lineno == cut:
-            state = adapter.snapshot()
-            adapter = PiAdapter(ParseOptions())
-            adapter.restore(state)
-        out.extend(adapter.feed(line, lineno))
-    out.extend(adapter.finish())
-    return [msgspec.json.encode(e) for e in out]
-
-
-@pytest.mark.parametrize("path", ALL, ids=[fixture_id(p) for p in ALL])
-def test_incremental_equals_whole_file_across_a_restore(path: Path) -> None:
-    whole = [msgspec.json.encode(e) for e in events(path)]
-    n = len(path.read_bytes().splitlines())
-    assert drive(path) == whole
-    for cut in {2, n // 2, n}:
-        assert drive(path, cut) == whole
 
 
 def test_each_line_yields_its_events_at_once() -> None:
