@@ -252,16 +252,10 @@ def iter_sessions(path: Source, **kwargs: Any) -> Iterator[Session]:
         yield _sync_session(batches, skipped, chain)
 
 
-def _follow_targets(targets: Sequence[Source] | None, harness: str) -> list[Target]:
-    from agentminutes._follow import Target, targets_for
-    from agentminutes._roots import default_roots, transcript_patterns
+def _targets(paths: Sequence[Source] | None, harness: str) -> list[Target]:
+    from agentminutes._follow import resolve_targets
 
-    if targets:
-        return targets_for(list(targets), harness)
-    if harness in ("", "auto"):
-        raise UsageError("give targets, or a harness to follow its default transcript folders")
-    patterns = transcript_patterns(harness)
-    return [Target(str(p), True, patterns) for p in default_roots(harness)]
+    return resolve_targets(paths, harness)
 
 
 async def _followed(
@@ -283,29 +277,24 @@ async def _followed(
     max_payload_bytes: int,
     stages: Sequence[Stage],
 ) -> AsyncGenerator[Envelope, None]:
-    from agentminutes._follow import Envelope, FollowConfig, Follower, Mark
-    from agentminutes._state import FollowState
+    from agentminutes._follow import Envelope, Mark, make_follower
 
     chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
-    follow_state = FollowState(os.fspath(state)) if state is not None else None
-    config = FollowConfig(
+    follower, follow_state = make_follower(
+        targets,
         harness=harness,
-        options=ParseOptions(
-            permissive=permissive,
-            keep_raw=keep_raw,
-            harness_version=harness_version,
-            text_form=text_form,
-        ),
+        state=state,
         from_end=from_end,
-        poll=poll,
         idle_exit=idle_exit,
+        poll=poll,
         cwd=cwd,
         session_id=session_id,
-        state=follow_state,
-        checkpoint=follow_state is not None,
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
         stop_event=stop,
     )
-    follower = Follower(targets, config)
     try:
         async with aclosing(follower.batches()) as source:
             async for batch in apply_stages(source, chain):
@@ -362,7 +351,7 @@ async def follow(
     """
     async with aclosing(
         _followed(
-            _follow_targets([target], harness),
+            _targets([target], harness),
             harness=harness,
             state=state,
             from_end=from_end,
@@ -414,7 +403,7 @@ async def follow_many(
     """
     async with aclosing(
         _followed(
-            _follow_targets(targets, harness),
+            _targets(targets, harness),
             harness=harness,
             state=state,
             from_end=from_end,

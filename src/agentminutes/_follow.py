@@ -44,7 +44,7 @@ from typing import Any, Final, cast
 import anyio
 import msgspec
 
-from agentminutes._errors import AgentminutesError, DetectError, ParseError, SourceError
+from agentminutes._errors import AgentminutesError, DetectError, ParseError, SourceError, UsageError
 from agentminutes._pipeline import Batch
 from agentminutes._roots import is_transcript_name, transcript_patterns
 from agentminutes._sources import LineBatch
@@ -131,6 +131,58 @@ def targets_for(paths: Sequence[str | os.PathLike[str]], harness: str = "auto") 
         folder = os.path.isdir(path) or raw.endswith(("/", os.sep))
         out.append(Target(path, folder, patterns))
     return out
+
+
+def resolve_targets(paths: Sequence[str | os.PathLike[str]] | None, harness: str) -> list[Target]:
+    """The targets to follow: *paths*, or with none the harness's own transcript folders."""
+    from agentminutes._roots import default_roots
+
+    if paths:
+        return targets_for(list(paths), harness)
+    if harness in ("", "auto"):
+        raise UsageError("give a target, or a harness to follow its default transcript folders")
+    patterns = transcript_patterns(harness)
+    return [Target(str(p), True, patterns) for p in default_roots(harness)]
+
+
+def make_follower(
+    targets: Sequence[Target],
+    *,
+    harness: str = "auto",
+    state: str | os.PathLike[str] | None = None,
+    from_end: bool = False,
+    idle_exit: float | None = None,
+    poll: bool = False,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    stop_event: anyio.Event | None = None,
+) -> tuple[Follower, FollowState | None]:
+    """A :class:`Follower` for the common options, and the state file it checkpoints to."""
+    if idle_exit is not None and idle_exit <= 0:
+        raise UsageError("idle exit must be a positive number of seconds")
+    follow_state = FollowState(os.fspath(state)) if state is not None else None
+    config = FollowConfig(
+        harness=harness,
+        options=ParseOptions(
+            permissive=permissive,
+            keep_raw=keep_raw,
+            harness_version=harness_version,
+            text_form=text_form,
+        ),
+        from_end=from_end,
+        poll=poll,
+        idle_exit=idle_exit,
+        cwd=cwd,
+        session_id=session_id,
+        state=follow_state,
+        checkpoint=follow_state is not None,
+        stop_event=stop_event,
+    )
+    return Follower(targets, config), follow_state
 
 
 def _stderr_notice(message: str) -> None:

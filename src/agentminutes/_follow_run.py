@@ -268,47 +268,33 @@ def follow_main(
 ) -> int:
     """``agentminutes follow`` with its options already parsed (by typer or :func:`fast_path`)."""
     from agentminutes._errors import UsageError
-    from agentminutes._follow import FollowConfig, Target, targets_for
-    from agentminutes._roots import default_roots, transcript_patterns
-    from agentminutes.harness import ParseOptions, adapter_class
+    from agentminutes._follow import make_follower, resolve_targets
+    from agentminutes.harness import adapter_class
     from agentminutes.stages import build_stages
 
     if fmt != "jsonl":
         raise UsageError("follow writes jsonl: one event per line as it arrives")
-    if idle_exit is not None and idle_exit <= 0:
-        raise UsageError("--idle-exit must be a positive number of seconds")
     if max_payload_bytes < 0:
         raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
     if harness not in ("", "auto"):
         adapter_class(harness)
-    paths = list(targets or [])
-    if paths:
-        found = targets_for(paths, harness)
-    elif harness in ("", "auto"):
-        raise UsageError("give a TARGET, or --harness to follow that harness's transcripts")
-    else:
-        patterns = transcript_patterns(harness)
-        found = [Target(str(p), True, patterns) for p in default_roots(harness)]
+    found = resolve_targets(targets, harness)
     parse_sink_spec(to)
     stages = build_stages(promote=promote or (), max_payload_bytes=max_payload_bytes)
-    follow_state = FollowState(state) if state is not None else None
-    config = FollowConfig(
+    follower, follow_state = make_follower(
+        found,
         harness=harness,
-        options=ParseOptions(
-            permissive=permissive,
-            keep_raw=keep_raw,
-            harness_version=harness_version,
-            text_form=text_form,
-        ),
+        state=state,
         from_end=from_end,
-        poll=poll,
         idle_exit=idle_exit,
+        poll=poll,
         cwd=cwd,
         session_id=session_id,
-        state=follow_state,
-        checkpoint=follow_state is not None,
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
     )
-    follower = Follower(found, config)
     primed = _write_primed(follower) if to == "-" and not stages else []
 
     async def main() -> int:
@@ -317,7 +303,7 @@ def follow_main(
             stages=stages,
             to=to,
             state=follow_state,
-            notice=config.notice,
+            notice=follower.config.notice,
             delivered=primed,
         )
 
