@@ -88,6 +88,16 @@ TextFormOpt = Annotated[
         help="System event text: bare (as recorded) or delivered (as the harness delivered it).",
     ),
 ]
+KeepRawOpt = Annotated[
+    bool, typer.Option("--keep-raw", help="Keep the verbatim source records in provenance.")
+]
+MaxPayloadOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-payload-bytes",
+        help="Replace tool-result payloads larger than this by size and sha256 (0 keeps them whole).",
+    ),
+]
 OutputOpt = Annotated[
     str | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
 ]
@@ -119,16 +129,8 @@ def convert(
     harness: HarnessOpt = "auto",
     harness_version: HarnessVersionOpt = "",
     permissive: PermissiveOpt = False,
-    keep_raw: Annotated[
-        bool, typer.Option("--keep-raw", help="Keep the verbatim source records in provenance.")
-    ] = False,
-    max_payload_bytes: Annotated[
-        int,
-        typer.Option(
-            "--max-payload-bytes",
-            help="Replace tool-result payloads larger than this by size and sha256 (0 keeps them whole).",
-        ),
-    ] = 0,
+    keep_raw: KeepRawOpt = False,
+    max_payload_bytes: MaxPayloadOpt = 0,
     promote: PromoteOpt = None,
     text_form: TextFormOpt = TextForm.bare,
     conversation: ConversationOpt = None,
@@ -269,16 +271,8 @@ def follow(
     ] = False,
     harness_version: HarnessVersionOpt = "",
     permissive: PermissiveOpt = False,
-    keep_raw: Annotated[
-        bool, typer.Option("--keep-raw", help="Keep the verbatim source records in provenance.")
-    ] = False,
-    max_payload_bytes: Annotated[
-        int,
-        typer.Option(
-            "--max-payload-bytes",
-            help="Replace tool-result payloads larger than this by size and sha256 (0 keeps them whole).",
-        ),
-    ] = 0,
+    keep_raw: KeepRawOpt = False,
+    max_payload_bytes: MaxPayloadOpt = 0,
     promote: PromoteOpt = None,
     text_form: TextFormOpt = TextForm.bare,
 ) -> None:
