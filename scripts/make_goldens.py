@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 GOLDEN = FIXTURES / "golden"
 EXTENSIONS = (".jsonl", ".json", ".log")
+#: The harnesses the reference reads: the only ones with goldens.
+REFERENCE_HARNESSES = ("antigravity", "claude-code", "codex", "copilot")
 #: Extra reference runs with opt-in promotions, per harness: (suffix, flags).
 PROMOTED = {
     "codex": [
@@ -59,14 +61,12 @@ def main() -> int:
     version = subprocess.run(
         [a.ref, "--version"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    harnesses = a.harnesses or sorted(
-        d.name for d in FIXTURES.iterdir() if d.is_dir() and d.name != "golden"
-    )
+    harnesses = a.harnesses or list(REFERENCE_HARNESSES)
     manifest = GOLDEN / "MANIFEST.tsv"
     rows: dict[str, str] = {}
     if manifest.exists():
         for line in manifest.read_text().splitlines()[1:]:
-            key = line.split("\t", 1)[0]
+            key = "\t".join(line.split("\t", 2)[:2])  # fixture and run
             rows[key] = line
     for harness in harnesses:
         out_dir = GOLDEN / harness
