@@ -39,9 +39,8 @@ import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-import anyio
 import msgspec
 
 from agentminutes._errors import AgentminutesError, DetectError, ParseError, SourceError, UsageError
@@ -66,6 +65,10 @@ from agentminutes.harness import (
     is_document_adapter,
 )
 from agentminutes.schema import Event, EventKind
+
+if TYPE_CHECKING:
+    import anyio
+    import anyio.abc
 
 __all__ = ("Envelope", "FollowConfig", "Follower", "Mark", "Target", "targets_for")
 
@@ -418,6 +421,8 @@ class Follower:
                 tr.tail.close()
 
     async def _wait(self, waker: Waker, max_wait: float) -> set[str] | None:
+        import anyio
+
         """The waker's wait, cut short when the configured stop event is set."""
         event = self.config.stop_event
         if event is None:
@@ -438,6 +443,8 @@ class Follower:
         return result
 
     async def _drain(self, tr: _Transcript) -> AsyncIterator[Batch]:
+        import anyio
+
         while tr.status in ("new", "active"):
             if tr.error is None:
                 batch = self._pump(tr)

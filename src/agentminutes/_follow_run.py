@@ -19,10 +19,8 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
-import anyio
-import anyio.abc
 import msgspec
 
 from agentminutes._errors import SourceError
@@ -40,6 +38,11 @@ from agentminutes.sinks import (
     jsonl_encoder,
     parse_sink_spec,
 )
+
+if TYPE_CHECKING:
+    import anyio
+    import anyio.abc
+
 
 __all__ = (
     "STOP_GRACE_S",
@@ -139,6 +142,8 @@ class _Progress:
             self.state.update(mark.transcript, mark.entry)
 
     async def save_periodically(self, sink: _FollowSink) -> None:
+        import anyio
+
         """Save once a second while progress is unsaved (the pipeline may be
         waiting on a full sink buffer meanwhile, delivering in the background)."""
         while True:
@@ -168,6 +173,8 @@ async def run_follow(
     summary: bool = True,
     delivered: Sequence[Batch] = (),
 ) -> int:
+    import anyio
+
     """Follow until a signal or ``idle_exit``; return the exit status.
 
     *delivered* are batches already written (by :func:`_write_primed`): they
@@ -227,8 +234,9 @@ async def _watch_signals(
     scope: anyio.CancelScope,
     has_state: bool,
     *,
-    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    task_status: anyio.abc.TaskStatus[None],
 ) -> None:
+    import anyio
 
     def on_signal(signum: int) -> None:
         if follower.stopping:
@@ -306,6 +314,8 @@ def follow_main(
             notice=follower.config.notice,
             delivered=primed,
         )
+
+    import anyio  # after the primed write: the event loop costs tens of milliseconds to load
 
     try:
         return anyio.run(main)

@@ -29,11 +29,13 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterable
-from typing import Final
-
-import anyio
+from typing import TYPE_CHECKING, Final
 
 from agentminutes._sources import LineBatch, LineSplitter
+
+if TYPE_CHECKING:
+    import anyio
+    import anyio.abc
 
 __all__ = (
     "HEAD_BYTES",
@@ -393,6 +395,8 @@ class NotifyWaker(Waker):
             # "timeout": the busy window or the caller's timeout ended; loop decides
 
     async def _watch(self, step: int, timeout_ms: int) -> set[tuple[int, str]] | str:
+        import anyio
+
         running = self._running
         running.clear()
 
@@ -436,6 +440,8 @@ class PollWaker(Waker):
             self._wake.set()
 
     async def wait(self, max_wait: float) -> set[str] | None:
+        import anyio
+
         if self._interrupted:
             return None
         busy = time.monotonic() < self._busy_until

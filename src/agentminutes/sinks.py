@@ -17,16 +17,18 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import IO, Any, ClassVar, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-import anyio
-import anyio.abc
 import msgspec
 
 from agentminutes._errors import UsageError
 from agentminutes._pipeline import Batch
 from agentminutes._summary import SessionAggregates, StatsBuilder
 from agentminutes.schema import SCHEMA_VERSION, Event, Meta, Report
+
+if TYPE_CHECKING:
+    import anyio
+    import anyio.abc
 
 __all__ = (
     "FileSink",
@@ -354,6 +356,8 @@ class SocketSink:
         notice: Callable[[str], None] | None = None,
         buffer_bytes: int = 4 << 20,
     ) -> None:
+        import anyio
+
         self.address = address
         self._target = _socket_target(address)
         self._encode = encode
@@ -375,10 +379,14 @@ class SocketSink:
         return self._queued - self._head_sent
 
     def _poke(self) -> None:
+        import anyio
+
         self._changed.set()
         self._changed = anyio.Event()
 
     async def __aenter__(self) -> SocketSink:
+        import anyio
+
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._writer)
@@ -419,6 +427,8 @@ class SocketSink:
     # -- the writer task ----------------------------------------------------------
 
     async def _writer(self) -> None:
+        import anyio
+
         backoff = self.BACKOFF_MIN
         down_since: float | None = None
         while True:
@@ -463,6 +473,8 @@ class SocketSink:
                 self._on_delivered(mark)
 
     async def _send_head(self, sock: socket.socket, data: bytes) -> None:
+        import anyio
+
         view = memoryview(data)
         if self._head_sent < len(view):
             _check_open(sock)
@@ -473,6 +485,8 @@ class SocketSink:
                 await anyio.wait_writable(sock)
 
     async def _connect(self) -> socket.socket:
+        import anyio
+
         family, address = self._target
         if family == socket.AF_UNIX:
             candidates: list[tuple[int, Any]] = [(family, address)]
