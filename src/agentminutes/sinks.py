@@ -198,7 +198,9 @@ class SessionJsonSink:
         if totals is not None:
             out += b"," + nl + sp + b'"totals"' + colon + self._pretty(totals, 1)
         report: Report = self._agg.report(skipped)
-        out += b"," + nl + sp + b'"report"' + colon + self._pretty(report, 1) + nl + b"}\n"
+        report_json = msgspec.json.encode(report, order="deterministic")
+        out += b"," + nl + sp + b'"report"' + colon + self._pretty(msgspec.Raw(report_json), 1)
+        out += nl + b"}\n"
         self._stream.write(out)
 
     async def aclose(self) -> None:
@@ -218,7 +220,8 @@ class StatsSink:
 
     def finish(self) -> None:
         """Write the summary."""
-        data = msgspec.json.encode(self.builder.build())
+        # Maps in key order, as the reference writes them.
+        data = msgspec.json.encode(self.builder.build(), order="deterministic")
         if self._indent:
             data = msgspec.json.format(data, indent=self._indent)
         self._stream.write(data + b"\n")
