@@ -378,3 +378,34 @@ def test_many_transcripts_do_not_hold_a_file_each(tmp_path: Path) -> None:
     first = [e["event"] for e in f.events if e["transcript"] == str(files[0])]
     assert first == expected(SMALL)
     assert len(f.events) == 150 * per_file + (len(expected(SMALL)) - per_file) + 149
+
+
+def test_a_whole_document_rewritten_on_every_turn_is_written_once(tmp_path: Path) -> None:
+    # Legacy Gemini CLI sessions are one JSON document, rewritten in place each turn.
+    source = Path(__file__).parent.parent / "fixtures" / "gemini-cli" / "constructed"
+    doc = json.loads((source / "session-2025-11-03T14-10-5e55a7e0.json").read_text())
+    target = tmp_path / "session-2025-11-03T14-10-5e55a7e0.json"
+    final = tmp_path / "final.json"
+    messages = doc["messages"]
+
+    def save(path: Path, n: int) -> None:
+        data = json.dumps(dict(doc, messages=messages[:n]), indent=2).encode() + b"\n"
+        with open(path, "r+b" if path.exists() else "wb") as f:
+            f.truncate(0)
+            f.write(data)
+
+    save(final, len(messages))
+    want = [{k: v for k, v in e.items() if k != "provenance"} for e in expected(final)]
+    save(target, 2)
+    f = FollowProc(target)
+    try:
+        f.wait_lines(3)  # session_meta, its companion event, the first message
+        for n in (4, len(messages)):
+            save(target, n)
+            f.wait_quiet(0.3)
+        assert f.stop(signal.SIGINT) == 0
+    finally:
+        f.kill()
+    got = [{k: v for k, v in e.items() if k != "provenance"} for e in f.events]
+    assert got == want
+    assert "following it again" not in f.stderr

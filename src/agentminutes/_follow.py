@@ -246,6 +246,9 @@ class _Transcript:
         self.gate: list[Event] | None = None
         #: Digests of events an earlier run's flushing stop already wrote.
         self.suppress: set[str] = set()
+        #: For a whole-document transcript (rewritten, not appended to): digests
+        #: of the events written so far, kept across its rewrites.
+        self.shown: set[str] = set()
         #: session id and cwd from the transcript's session_meta, once seen.
         self.session: dict[str, str] | None = None
         self.error: AgentminutesError | None = None
@@ -602,6 +605,7 @@ class Follower:
 
     def _resume(self, tr: _Transcript, entry: dict[str, Any]) -> None:
         assert self.config.state is not None
+        tr.shown = set(entry.get("document_events") or ())
         try:
             offset, line = int(entry["offset"]), int(entry["line"])
             reason = tr.tail.resume(
@@ -683,6 +687,15 @@ class Follower:
                     line=lines[i][0] - 1,
                     marker_sha256=sha256_hex(marker_after(base_marker, lines[:i])),
                 )
+        adapter = tr.adapter
+        if (
+            lines
+            and adapter is not None
+            and adapter.whole_document
+            and not tr.tail.behind
+            and tr.error is None
+        ):
+            events.extend(self._document_news(tr, adapter))
         if reset is not None:
             events.extend(self._reset(tr, reset))
         elif not lines:
@@ -790,10 +803,61 @@ class Follower:
                 return False
         return True
 
+    def _document_news(self, tr: _Transcript, adapter: Adapter) -> list[Event]:
+        """The events of a whole document read to its end that were not written yet.
+
+        The document is converted on a copy of the adapter, so the follow goes on
+        reading; a document the harness is still writing does not parse yet, and
+        waits for the next change. The events of its last record are held: the
+        harness may rewrite that record (a reply gets its token counts later), so
+        they are written once a later save shows a record after it, or at the stop.
+        """
+        scratch = type(adapter)(self.config.options, on_skip=None)
+        scratch.restore(adapter.snapshot())
+        try:
+            events = scratch.finish()
+        except ParseError:
+            return []
+        starts = [e.provenance.line for e in events if e.provenance is not None]
+        last = max(starts, default=0)
+        if starts.count(last) < len(starts):
+            events = [e for e in events if e.provenance is None or e.provenance.line != last]
+        else:
+            events = []
+        return self._unseen(tr, events)
+
+    @staticmethod
+    def _unseen(tr: _Transcript, events: list[Event]) -> list[Event]:
+        """*events* of a whole document minus those already written, by identity.
+
+        A rewrite may move records to other lines, so an event is known by what it
+        is (kind, ids, subtype) and its rank among events alike, not by position.
+        """
+        out = []
+        rank: dict[str, int] = {}
+        for ev in events:
+            base = "|".join(
+                (
+                    ev.kind,
+                    ev.id,
+                    ev.message_id,
+                    ev.tool_call.tool_call_id if ev.tool_call is not None else "",
+                    ev.tool_result.tool_call_id if ev.tool_result is not None else "",
+                    ev.system.subtype if ev.system is not None else "",
+                )
+            )
+            rank[base] = rank.get(base, 0) + 1
+            key = hashlib.sha256(f"{base}|{rank[base]}".encode()).hexdigest()[:32]
+            if key not in tr.shown:
+                tr.shown.add(key)
+                out.append(ev)
+        return out
+
     def _reset(self, tr: _Transcript, reason: str) -> list[Event]:
         """*tr*'s file was truncated, replaced or removed: end it, and start over if it comes back."""
         events: list[Event] = []
-        if tr.adapter is not None and tr.status == "active":
+        rewritten = tr.adapter is not None and tr.adapter.whole_document and reason != "removed"
+        if tr.adapter is not None and tr.status == "active" and not rewritten:
             events = tr.drop_suppressed(tr.adapter.finish())
             if tr.gate is not None:
                 events = []
@@ -808,7 +872,8 @@ class Follower:
             tr.tail.close()
             del self.files[tr.key]
             return events
-        self.config.notice(f"{tr.key}: {what}; following it again from the start")
+        if not rewritten:  # rewriting a whole document is how its harness records a turn
+            self.config.notice(f"{tr.key}: {what}; following it again from the start")
         tr.tail.restart()
         tr.adapter, tr.harness = None, ""
         tr.status, tr.early, tr.suppress, tr.session = "new", [], set(), None
@@ -823,7 +888,10 @@ class Follower:
         if tr.adapter is None or tr.status != "active":
             return None
         snapshot = tr.adapter.snapshot() if self.config.checkpoint else None
+        whole = tr.adapter.whole_document
         held = tr.adapter.finish()
+        if whole:
+            held = self._unseen(tr, held)
         if not held:
             return None
         digests = {event_digest(e) for e in held}
@@ -849,6 +917,8 @@ class Follower:
             snapshot if snapshot is not None else tr.adapter.snapshot()
         )
         entry["flushed"] = sorted(tr.suppress)
+        if tr.shown:
+            entry["document_events"] = sorted(tr.shown)
         if tr.discard_until >= 0:
             entry["discard_until"] = tr.discard_until
             entry["keep_meta"] = tr.keep_meta

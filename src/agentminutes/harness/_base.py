@@ -131,6 +131,11 @@ class Adapter(Protocol):
         """End of input: return the events still held."""
         ...
 
+    @property
+    def whole_document(self) -> bool:
+        """Whether the input is one document converted only at its end (rewritten, not appended)."""
+        ...
+
     def snapshot(self) -> bytes:
         """Serialize the adapter's parsing state, so a follower can resume mid-file."""
         ...
@@ -249,6 +254,16 @@ class BaseAdapter:
         vars(self).update(_SnapshotUnpickler(io.BytesIO(state)).load())
 
     # -- helpers for subclasses -------------------------------------------
+
+    @property
+    def whole_document(self) -> bool:
+        """Whether the input showed itself to be one document converted only at its end.
+
+        Such a transcript (a legacy JSON session) is rewritten whole rather than
+        appended to: a follower re-reads it on each change and writes only the
+        events it has not written yet.
+        """
+        return False
 
     @property
     def effective_version(self) -> str:

@@ -397,6 +397,10 @@ class CopilotAdapter(BaseAdapter):
 
     # -- reading -------------------------------------------------------------
 
+    @property
+    def whole_document(self) -> bool:
+        return self.document is not None
+
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         if self.started and self.held is None and self.document is None:
             # The common case, kept short: an exact-case envelope, nothing held.

@@ -339,6 +339,10 @@ class GeminiCliAdapter(BaseAdapter):
 
     # -- parsing -----------------------------------------------------------
 
+    @property
+    def whole_document(self) -> bool:
+        return self.mode == "document"
+
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         if self.mode == "document":
             self.document.append((lineno, line))
