@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+import msgspec
+
 from agentminutes._errors import ParseError
 from agentminutes.schema import NO_RAW, Event, EventKind, Provenance, Raw, Unknown
 
@@ -295,6 +297,11 @@ class BaseAdapter:
             provenance=Provenance(line=lineno, end_line=lineno),
             unknown=Unknown(record_type=record_type, reason=reason, raw=Raw(line)),
         )
+
+    def undecodable(self, exc: Exception, line: bytes, lineno: int) -> Event:
+        """:meth:`unknown_or_fail` for a line that is not JSON, or not a record of this format."""
+        what = "invalid record" if isinstance(exc, msgspec.ValidationError) else "invalid JSON"
+        return self.unknown_or_fail("", line, lineno, f"{what}: {exc}")
 
     def prov(self, line: bytes, lineno: int) -> Provenance:
         """Single-record provenance, with the record itself under ``--keep-raw``."""

@@ -313,10 +313,8 @@ class ClaudeCodeAdapter(BaseAdapter):
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         try:
             rec = _decode_record(line)
-        except msgspec.ValidationError as exc:
-            return [self.unknown_or_fail("", line, lineno, f"invalid record: {exc}")]
-        except msgspec.DecodeError as exc:
-            return [self.unknown_or_fail("", line, lineno, f"invalid JSON: {exc}")]
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            return [self.undecodable(exc, line, lineno)]
         kind = rec.type or ""
         if kind in SKIP_TYPES or kind in QUIET_TYPES:
             self.skip(kind, lineno)

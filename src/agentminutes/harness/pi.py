@@ -205,10 +205,8 @@ class PiAdapter(BaseAdapter):
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         try:
             rec = _decode_entry(line)
-        except msgspec.ValidationError as exc:
-            return [self.unknown_or_fail("", line, lineno, f"invalid record: {exc}")]
-        except msgspec.DecodeError as exc:
-            return [self.unknown_or_fail("", line, lineno, f"invalid JSON: {exc}")]
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            return [self.undecodable(exc, line, lineno)]
         kind = rec.type or ""
         if kind not in ENTRY_TYPES:
             reason = f'unrecognized record type "{kind}"' if kind else "record has no type"
