@@ -350,16 +350,14 @@ async def follow(
     The parsing keywords are those of :func:`events`.
     """
     async with aclosing(
-        _followed(
-            _targets([target], harness),
+        follow_many(
+            [target],
             harness=harness,
             state=state,
             from_end=from_end,
             idle_exit=idle_exit,
             poll=poll,
             stop=stop,
-            cwd=None,
-            session_id=None,
             permissive=permissive,
             keep_raw=keep_raw,
             harness_version=harness_version,
