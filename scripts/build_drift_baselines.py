@@ -27,8 +27,6 @@ from pathlib import Path
 
 import msgspec
 
-from agentminutes._detect import detect
-from agentminutes._pipeline import Conversion, open_sync_chunks
 from agentminutes.drift import (
     VOCABULARIES,
     Baseline,
@@ -40,6 +38,8 @@ from agentminutes.drift import (
     read_vocab,
 )
 from agentminutes.harness import ParseOptions, version_newer
+from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
+from agentminutes.pipeline.detect import detect
 from agentminutes.schema import EventKind
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,9 @@ from typing import Any
 import anyio
 import pytest
 
-from agentminutes._pipeline import Batch, Conversion, apply_stages, open_chunks
 from agentminutes.harness import ParseOptions
+from agentminutes.pipeline.batch import Batch, apply_stages
+from agentminutes.pipeline.conversion import Conversion, open_chunks
 from agentminutes.sinks import SessionJsonSink, StatsSink
 from agentminutes.stages import promotions, truncate_payloads
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from agentminutes._pipeline import Conversion, open_sync_chunks
+from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from conftest import FIXTURES
 
 MAIN = FIXTURES / "claude-code" / "fasthooks-main.jsonl"

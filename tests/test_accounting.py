@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agentminutes._errors import ParseError
-from agentminutes._pipeline import Conversion, open_sync_chunks
+from agentminutes.errors import ParseError
 from agentminutes.harness import ADAPTERS, ParseOptions
+from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from conftest import FIXTURES, fixture_id, transcripts
 
 ALL = [p for cls in ADAPTERS for p in transcripts(cls.name)]

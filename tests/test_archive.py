@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 import agentminutes
-from agentminutes._archive import MANIFEST, archive_sync
-from agentminutes._errors import UsageError
+from agentminutes.discovery.archive import MANIFEST, archive_sync
+from agentminutes.errors import UsageError
 from conftest import FIXTURES, canon, convert_json
 from session_home import build_home
 

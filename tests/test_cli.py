@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentminutes._fastcli import PARSERS
+from agentminutes.cli.fast import PARSERS
 from conftest import FIXTURES, canon, run_cli
 
 CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
@@ -164,7 +164,7 @@ def test_help_is_not_an_error() -> None:
 def test_fast_parsers_take_the_same_options_as_the_typer_commands() -> None:
     import typer.main
 
-    from agentminutes._cli import app
+    from agentminutes.cli.app import app
 
     group = typer.main.get_command(app)
     for name, (build, _run) in PARSERS.items():

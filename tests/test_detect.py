@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import agentminutes
-from agentminutes._errors import DetectError
+from agentminutes.errors import DetectError
 from agentminutes.harness import ADAPTERS, SNIFF_BYTES, Confidence
 from conftest import FIXTURES, fixture_id
 

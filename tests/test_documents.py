@@ -18,9 +18,9 @@ import msgspec
 import pytest
 
 from agentminutes import conversations, iter_sessions, load, parse, sessions
-from agentminutes._documents import DocumentConversion, route
-from agentminutes._errors import DetectError, UsageError
+from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness import DOCUMENT_ADAPTERS, ParseOptions, is_document_adapter
+from agentminutes.pipeline.documents import DocumentConversion, route
 from conftest import FIXTURES, fixture_id, transcripts
 
 ALL = [p for cls in DOCUMENT_ADAPTERS for p in transcripts(cls.name)]

@@ -349,8 +349,8 @@ def test_fast_path_takes_the_same_options_as_the_typer_command() -> None:
     """``follow`` starts without typer; its parser must not drift from the documented one."""
     import inspect
 
-    from agentminutes._cli import follow
-    from agentminutes._follow_run import _fast_parser, follow_main
+    from agentminutes.cli.app import follow
+    from agentminutes.live.runner import _fast_parser, follow_main
 
     typer_names = set(inspect.signature(follow).parameters)
     fast_names = {a.dest for a in _fast_parser()._actions}

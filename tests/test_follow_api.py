@@ -145,6 +145,6 @@ def test_readme_experiment_runner_runs() -> None:
 
 
 def test_public_exports() -> None:
-    assert agentminutes.follow is agentminutes._api.follow
+    assert agentminutes.follow is agentminutes.api.follow
     assert agentminutes.Envelope.__name__ == "Envelope"
     assert {"follow", "follow_many", "Envelope"} <= set(dir(agentminutes))

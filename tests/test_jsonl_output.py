@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentminutes._pipeline import Conversion, open_chunks
 from agentminutes.harness import ADAPTERS
+from agentminutes.pipeline.conversion import Conversion, open_chunks
 from agentminutes.schema import Event, EventKind, Raw, SystemEvent
 from agentminutes.sinks import JsonlSink, one_line
 from conftest import fixture_id, transcripts
@@ -50,6 +50,6 @@ def test_a_pretty_printed_payload_is_put_on_one_line() -> None:
 
 
 def _batch(events: list[Event]):  # type: ignore[no-untyped-def]
-    from agentminutes._pipeline import Batch
+    from agentminutes.pipeline.batch import Batch
 
     return Batch(events)

@@ -25,8 +25,8 @@ import msgspec
 import pytest
 
 import agentminutes
-from agentminutes._errors import ScanError, SourceError, UsageError
-from agentminutes._sessions import Scan, _Progress
+from agentminutes.discovery.sessions import Scan, _Progress
+from agentminutes.errors import ScanError, SourceError, UsageError
 from conftest import FIXTURES, canon
 from session_home import GOLDEN, build_home
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from agentminutes._pipeline import feed_lines
 from agentminutes.harness import ADAPTERS, ParseOptions, adapter_class
+from agentminutes.pipeline.conversion import feed_lines
 from agentminutes.schema import Event
 from conftest import fixture_id, transcripts
 

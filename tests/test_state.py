@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from agentminutes._errors import UsageError
-from agentminutes._pipeline import feed_lines
-from agentminutes._state import STATE_VERSION, FollowState, encode_snapshot
 from agentminutes._version import __version__
+from agentminutes.errors import UsageError
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
+from agentminutes.live.state import STATE_VERSION, FollowState, encode_snapshot
+from agentminutes.pipeline.conversion import feed_lines
 from agentminutes.schema import NO_RAW
 from follow_helpers import MAIN, expected, lines_of
 

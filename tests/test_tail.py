@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 
-from agentminutes._tail import (
+from agentminutes.live.tail import (
     MARKER_BYTES,
     NotifyWaker,
     PollWaker,

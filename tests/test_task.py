@@ -18,8 +18,8 @@ import msgspec
 import pytest
 
 import agentminutes
-from agentminutes._errors import ScanError, UsageError
-from agentminutes._task import aggregate
+from agentminutes.discovery.task import aggregate
+from agentminutes.errors import ScanError, UsageError
 from agentminutes.schema import Stats, TaskTranscript
 from conftest import FIXTURES, canon
 from session_home import GOLDEN, build_home

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentminutes._time import to_ns, valid_timestamp
+from agentminutes.timestamps import to_ns, valid_timestamp
 
 
 @pytest.mark.parametrize(

@@ -64,42 +64,42 @@ __all__ = (
 )
 
 _LAZY = {
-    "AgentminutesError": "agentminutes._errors",
-    "DetectError": "agentminutes._errors",
-    "ParseError": "agentminutes._errors",
-    "ScanError": "agentminutes._errors",
-    "SourceError": "agentminutes._errors",
-    "UsageError": "agentminutes._errors",
+    "AgentminutesError": "agentminutes.errors",
+    "DetectError": "agentminutes.errors",
+    "ParseError": "agentminutes.errors",
+    "ScanError": "agentminutes.errors",
+    "SourceError": "agentminutes.errors",
+    "UsageError": "agentminutes.errors",
     "Event": "agentminutes.schema",
     "Session": "agentminutes.schema",
     "Stats": "agentminutes.schema",
     "TaskStats": "agentminutes.schema",
-    "SessionRef": "agentminutes._layouts",
-    "scan": "agentminutes._sessions",
-    "locate": "agentminutes._sessions",
-    "locate_sync": "agentminutes._sessions",
-    "task_stats": "agentminutes._task",
-    "task_stats_sync": "agentminutes._task",
-    "archive": "agentminutes._archive",
-    "archive_sync": "agentminutes._archive",
-    "Batch": "agentminutes._pipeline",
-    "Stage": "agentminutes._pipeline",
-    "per_event": "agentminutes._pipeline",
-    "events": "agentminutes._api",
-    "follow": "agentminutes._api",
-    "follow_many": "agentminutes._api",
-    "Envelope": "agentminutes._follow",
-    "parse": "agentminutes._api",
-    "iter_events": "agentminutes._api",
-    "load": "agentminutes._api",
-    "sessions": "agentminutes._api",
-    "iter_sessions": "agentminutes._api",
-    "conversations": "agentminutes._api",
-    "detect": "agentminutes._detect",
+    "SessionRef": "agentminutes.discovery.layouts",
+    "scan": "agentminutes.discovery.sessions",
+    "locate": "agentminutes.discovery.sessions",
+    "locate_sync": "agentminutes.discovery.sessions",
+    "task_stats": "agentminutes.discovery.task",
+    "task_stats_sync": "agentminutes.discovery.task",
+    "archive": "agentminutes.discovery.archive",
+    "archive_sync": "agentminutes.discovery.archive",
+    "Batch": "agentminutes.pipeline.batch",
+    "Stage": "agentminutes.pipeline.batch",
+    "per_event": "agentminutes.pipeline.batch",
+    "events": "agentminutes.api",
+    "follow": "agentminutes.api",
+    "follow_many": "agentminutes.api",
+    "Envelope": "agentminutes.live.follower",
+    "parse": "agentminutes.api",
+    "iter_events": "agentminutes.api",
+    "load": "agentminutes.api",
+    "sessions": "agentminutes.api",
+    "iter_sessions": "agentminutes.api",
+    "conversations": "agentminutes.api",
+    "detect": "agentminutes.pipeline.detect",
 }
 
 if TYPE_CHECKING:
-    from agentminutes._api import (
+    from agentminutes.api import (
         conversations,
         events,
         follow,
@@ -110,9 +110,11 @@ if TYPE_CHECKING:
         parse,
         sessions,
     )
-    from agentminutes._archive import archive, archive_sync
-    from agentminutes._detect import detect
-    from agentminutes._errors import (
+    from agentminutes.discovery.archive import archive, archive_sync
+    from agentminutes.discovery.layouts import SessionRef
+    from agentminutes.discovery.sessions import locate, locate_sync, scan
+    from agentminutes.discovery.task import task_stats, task_stats_sync
+    from agentminutes.errors import (
         AgentminutesError,
         DetectError,
         ParseError,
@@ -120,11 +122,9 @@ if TYPE_CHECKING:
         SourceError,
         UsageError,
     )
-    from agentminutes._follow import Envelope
-    from agentminutes._layouts import SessionRef
-    from agentminutes._pipeline import Batch, Stage, per_event
-    from agentminutes._sessions import locate, locate_sync, scan
-    from agentminutes._task import task_stats, task_stats_sync
+    from agentminutes.live.follower import Envelope
+    from agentminutes.pipeline.batch import Batch, Stage, per_event
+    from agentminutes.pipeline.detect import detect
     from agentminutes.schema import Event, Session, Stats, TaskStats
 
 

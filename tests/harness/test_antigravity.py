@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from agentminutes._errors import ParseError
-from agentminutes._pipeline import Conversion, open_sync_chunks
+from agentminutes.errors import ParseError
 from agentminutes.harness import ADAPTERS, SNIFF_BYTES, Confidence, ParseOptions, detect
 from agentminutes.harness.antigravity import AntigravityAdapter
+from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.schema import Event
 from conftest import FIXTURES, convert_json, fixture_id, stats_json, transcripts
 
@@ -299,7 +299,7 @@ def test_a_comma_fraction_is_a_valid_timestamp(tmp_path: Path) -> None:
 
 
 def test_held_steps_leave_the_pipeline_in_bounded_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentminutes._pipeline as pipeline
+    import agentminutes.pipeline.conversion as pipeline
 
     monkeypatch.setattr(pipeline, "FINAL_BATCH_EVENTS", 10)
     conv = Conversion(name=str(FULL))

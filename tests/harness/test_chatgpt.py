@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from agentminutes import iter_sessions, load
-from agentminutes._errors import ParseError
+from agentminutes.errors import ParseError
 from agentminutes.harness import Confidence, detect
 from agentminutes.harness._export import epoch_rfc3339
 from agentminutes.harness.chatgpt import ChatGPTAdapter

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentminutes import load
-from agentminutes._errors import ParseError
+from agentminutes.errors import ParseError
 from agentminutes.harness import ParseOptions, detect
 from agentminutes.harness.claude_code import ClaudeCodeAdapter
 from conftest import FIXTURES, convert_json, transcripts

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from agentminutes._errors import ParseError
-from agentminutes._pipeline import Conversion, feed_lines
+from agentminutes.errors import ParseError
 from agentminutes.harness import ADAPTERS, Confidence, ParseOptions, detect
 from agentminutes.harness.codex import CodexAdapter
+from agentminutes.pipeline.conversion import Conversion, feed_lines
 from agentminutes.schema import Event
 from conftest import FIXTURES, convert_json, fixture_id, stats_json, transcripts
 
@@ -454,7 +454,7 @@ def test_promotion_refuses_another_harness(tmp_path: Path) -> None:
         )
         + "\n"
     )
-    from agentminutes._errors import UsageError
+    from agentminutes.errors import UsageError
 
     with pytest.raises(UsageError, match="applies to codex"):
         convert_json(path, promote=["codex:web-search"])
@@ -582,7 +582,7 @@ def test_pretty_printed_rollout_reads_like_the_compact_one(tmp_path: Path) -> No
 
 def test_conversion_counts_skips_through_the_pipeline() -> None:
     conv = Conversion(name=str(CABINET), options=ParseOptions())
-    from agentminutes._pipeline import open_sync_chunks
+    from agentminutes.pipeline.conversion import open_sync_chunks
 
     n = sum(1 for _ in conv.iter_events(open_sync_chunks(CABINET)))
     assert n == len(events(CABINET))

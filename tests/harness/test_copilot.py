@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from agentminutes._errors import ParseError
-from agentminutes._pipeline import Conversion, open_sync_chunks
+from agentminutes.errors import ParseError
 from agentminutes.harness import ADAPTERS, SNIFF_BYTES, Confidence, ParseOptions, detect
 from agentminutes.harness.copilot import CopilotAdapter
+from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.schema import Event
 from conftest import FIXTURES, convert_json, fixture_id, run_cli, stats_json, transcripts
 

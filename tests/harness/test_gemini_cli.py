@@ -9,10 +9,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from agentminutes._errors import ParseError
-from agentminutes._pipeline import Conversion, open_sync_chunks
+from agentminutes.errors import ParseError
 from agentminutes.harness import ADAPTERS, SNIFF_BYTES, Confidence, ParseOptions, detect
 from agentminutes.harness.gemini_cli import GeminiCliAdapter
+from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.schema import Event, EventKind, Origin, to_builtins
 from conftest import FIXTURES, ROOT, fixture_id, stats_json, transcripts
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from agentminutes._errors import ParseError
-from agentminutes._pipeline import Conversion, open_sync_chunks
+from agentminutes.errors import ParseError
 from agentminutes.harness import ADAPTERS, SNIFF_BYTES, Confidence, ParseOptions, detect
 from agentminutes.harness.pi import PiAdapter
+from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.schema import Event, EventKind, Origin
 from conftest import FIXTURES, ROOT, fixture_id, stats_json, transcripts
 

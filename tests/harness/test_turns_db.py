@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentminutes import conversations, load
-from agentminutes._errors import DetectError, ParseError
+from agentminutes.errors import DetectError, ParseError
 from agentminutes.harness import Confidence
 from agentminutes.harness.turns_db import TurnsDBAdapter
 from conftest import FIXTURES, run_cli

@@ -39,7 +39,7 @@ from typing import Final
 import msgspec
 
 from agentminutes.drift._vocab import Vocab
-from agentminutes.harness._base import version_newer
+from agentminutes.versions import version_newer
 
 __all__ = (
     "BASELINE_FORMAT",

@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from agentminutes._errors import AgentminutesError, ParseError, SourceError
-from agentminutes._pipeline import Conversion, open_sync_chunks
-from agentminutes._sources import LineSplitter, open_error
 from agentminutes.drift._baseline import Baseline, Diff, diff, load_baseline
 from agentminutes.drift._harnesses import VOCABULARIES, vocabulary
 from agentminutes.drift._vocab import Vocab, VocabError
+from agentminutes.errors import AgentminutesError, ParseError, SourceError
 from agentminutes.harness import SNIFF_BYTES, ParseOptions, adapter_class, version_newer
+from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
+from agentminutes.pipeline.sources import LineSplitter, open_error
 from agentminutes.schema import EventKind
 
 __all__ = ("Category", "Finding", "ScanReport", "read_vocab", "scan", "scan_command")
@@ -93,7 +93,7 @@ def _read_head(path: str) -> bytes:
 
 
 def _detect(path: str, head: bytes) -> str:
-    from agentminutes._detect import _detect as detect_source
+    from agentminutes.pipeline.detect import detect_source
 
     name, _ = detect_source(path, head)
     return name

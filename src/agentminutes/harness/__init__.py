@@ -14,8 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from agentminutes._errors import DetectError, UsageError
-from agentminutes.harness._base import (
+from agentminutes.errors import DetectError, UsageError
+from agentminutes.harness.base import (
     SNIFF_BYTES,
     Adapter,
     BaseAdapter,
@@ -27,8 +27,8 @@ from agentminutes.harness._base import (
     ParseOptions,
     SkipHook,
     is_document_adapter,
-    version_newer,
 )
+from agentminutes.versions import version_newer
 
 __all__ = (
     "ADAPTERS",
@@ -125,7 +125,7 @@ def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confiden
 
     Line adapters come first; a document adapter is returned only where no
     line adapter is as sure. A ZIP archive is graded by the head of its
-    conversations member, not its own (see :func:`agentminutes._documents.route`).
+    conversations member, not its own (see :func:`agentminutes.pipeline.documents.route`).
 
     Raises:
         DetectError: no adapter recognizes the head; the message lists those tried.

@@ -9,8 +9,8 @@ from typing import Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes._time import valid_timestamp
-from agentminutes.harness._base import BaseDocumentAdapter
+from agentminutes.harness.base import BaseDocumentAdapter
+from agentminutes.timestamps import valid_timestamp
 
 __all__ = (
     "as_bool",

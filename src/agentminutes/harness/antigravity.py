@@ -53,8 +53,6 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes._time import valid_timestamp
-from agentminutes.harness._base import BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.harness._gojson import (
     FieldError,
     fold_fields,
@@ -63,6 +61,7 @@ from agentminutes.harness._gojson import (
     normalize_line,
     type_error,
 )
+from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -80,6 +79,7 @@ from agentminutes.schema import (
     Unknown,
     UserMessage,
 )
+from agentminutes.timestamps import valid_timestamp
 
 __all__ = ("AntigravityAdapter",)
 

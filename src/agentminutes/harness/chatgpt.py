@@ -49,17 +49,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._base import (
-    BaseDocumentAdapter,
-    Confidence,
-    ConversationInfo,
-    DocumentSession,
-)
 from agentminutes.harness._export import (
     as_bool,
     as_str,
     epoch_rfc3339,
     split_export,
+)
+from agentminutes.harness.base import (
+    BaseDocumentAdapter,
+    Confidence,
+    ConversationInfo,
+    DocumentSession,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -79,7 +79,7 @@ from agentminutes.schema import (
 )
 
 if TYPE_CHECKING:
-    from agentminutes._documents import Document
+    from agentminutes.harness.base import Document
 
 __all__ = ("ChatGPTAdapter",)
 

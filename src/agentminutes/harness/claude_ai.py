@@ -37,14 +37,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes._time import valid_timestamp
-from agentminutes.harness._base import (
+from agentminutes.harness._export import as_str, decode_object, split_export
+from agentminutes.harness.base import (
     BaseDocumentAdapter,
     Confidence,
     ConversationInfo,
     DocumentSession,
 )
-from agentminutes.harness._export import as_str, decode_object, split_export
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -59,9 +58,10 @@ from agentminutes.schema import (
     ToolResult,
     UserMessage,
 )
+from agentminutes.timestamps import valid_timestamp
 
 if TYPE_CHECKING:
-    from agentminutes._documents import Document
+    from agentminutes.harness.base import Document
 
 __all__ = ("ClaudeAIAdapter",)
 

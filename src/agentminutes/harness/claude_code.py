@@ -19,8 +19,7 @@ from typing import Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes._time import valid_timestamp
-from agentminutes.harness._base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -39,6 +38,7 @@ from agentminutes.schema import (
     ToolResult,
     UserMessage,
 )
+from agentminutes.timestamps import valid_timestamp
 
 __all__ = ("ClaudeCodeAdapter",)
 

@@ -21,7 +21,7 @@ and carries every ``token_count`` recorded since the previous assistant
 message closed. ``event_msg`` copies of conversation items
 (``user_message``, ``agent_message``, ``agent_reasoning``, ``*_delta``) are
 counted skips; telemetry stays ``system`` unless a promotion stage
-(:mod:`agentminutes.harness.codex_promote`) turns it into tool events.
+(:mod:`agentminutes.stages.codex_promotions`) turns it into tool events.
 
 Beyond what the reference reads (its output is a subsequence of ours there):
 
@@ -55,8 +55,7 @@ from typing import Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes._time import format_ns, valid_timestamp
-from agentminutes.harness._base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -75,6 +74,7 @@ from agentminutes.schema import (
     Unknown,
     UserMessage,
 )
+from agentminutes.timestamps import format_ns, valid_timestamp
 
 __all__ = ("HARNESS", "CodexAdapter")
 

@@ -40,9 +40,8 @@ from typing import Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes._time import valid_timestamp
-from agentminutes.harness._base import BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.harness._gojson import fold_fields, json_kind, normalize_line
+from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -61,6 +60,7 @@ from agentminutes.schema import (
     Unknown,
     UserMessage,
 )
+from agentminutes.timestamps import valid_timestamp
 
 __all__ = ("CopilotAdapter",)
 

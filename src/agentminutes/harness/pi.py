@@ -49,8 +49,7 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes._time import valid_timestamp
-from agentminutes.harness._base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -67,6 +66,7 @@ from agentminutes.schema import (
     ToolResult,
     UserMessage,
 )
+from agentminutes.timestamps import valid_timestamp
 
 __all__ = ("PiAdapter",)
 

@@ -48,13 +48,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._base import (
+from agentminutes.harness._export import as_str, decode_object, first_byte
+from agentminutes.harness.base import (
     BaseDocumentAdapter,
     Confidence,
     ConversationInfo,
     DocumentSession,
 )
-from agentminutes.harness._export import as_str, decode_object, first_byte
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -73,7 +73,7 @@ from agentminutes.schema import (
 )
 
 if TYPE_CHECKING:
-    from agentminutes._documents import Document
+    from agentminutes.harness.base import Document
 
 __all__ = ("TurnsDBAdapter",)
 

@@ -1,0 +1,534 @@
+"""Discovery: find session transcripts in the harnesses' own folders (``agentminutes sessions``).
+
+:func:`scan` goes through the default roots of every harness (or one
+harness's roots, or an explicit root) and yields a :class:`SessionRef` per
+session, filtered by id, working directory and activity window;
+:func:`locate` resolves one session id to its transcript and subagent
+transcripts without a full scan. The layouts themselves are in
+:mod:`agentminutes.discovery.layouts`, the roots in :mod:`agentminutes.discovery.roots`.
+
+Filters, as in the reference CLI: the window keeps a session whose activity
+interval (first in-band timestamp to the file's modification time) meets
+``[since, until]``, ends included; ``session_id`` matches the recorded
+session id or subagent id; ``cwd`` matches the recorded working directory
+after lexical cleaning (a session that records none never matches, and is
+counted apart). Per-file problems do not stop a scan: each becomes a
+:class:`~agentminutes.ScanError` in :attr:`Scan.errors` (and goes to
+``on_error`` at once), and the scan goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from datetime import datetime
+from typing import IO
+
+import msgspec
+
+from agentminutes import timestamps
+from agentminutes.discovery.layouts import (
+    Item,
+    Locator,
+    Root,
+    ScanContext,
+    SessionRef,
+    clean,
+    locator,
+)
+from agentminutes.errors import AgentminutesError, ScanError, SourceError, UsageError
+
+__all__ = (
+    "SKIP_ROOT_MISSING",
+    "Scan",
+    "SessionRef",
+    "harness_roots",
+    "locate",
+    "locate_sync",
+    "scan",
+    "sessions_command",
+)
+
+#: The skip reason for a harness none of whose default roots exists.
+SKIP_ROOT_MISSING = "root does not exist"
+
+When = datetime | str | int | None
+
+
+def _instant(value: When, *, end_of_day: bool) -> int | None:
+    """A window bound as nanoseconds: a datetime (naive = local), a CLI string, or ns."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1_000_000) * 1000
+    if isinstance(value, int):
+        return value
+    try:
+        return timestamps.parse_when(value, end_of_day=end_of_day)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _discovery_harnesses() -> list[str]:
+    """Harnesses with default roots, in registry order (as the reference scans them)."""
+    from agentminutes.discovery.roots import ROOTS
+    from agentminutes.harness import REGISTRY
+
+    return [name for name, _ in REGISTRY if name in ROOTS and locator(name)]
+
+
+def harness_roots(
+    harness: str, root: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> list[Root]:
+    """The folders to search for *harness*: *root* alone, or its default and archive roots."""
+    if root is not None:
+        return [Root(os.fspath(root))]
+    from agentminutes.discovery.roots import ROOTS, archive_roots, default_roots
+
+    if harness not in ROOTS:
+        raise UsageError(
+            f"{harness} has no default folder: give a root (an export file, a database, "
+            "or a folder of them)"
+        )
+    roots = [Root(str(p)) for p in default_roots(harness, env)]
+    return roots + [Root(str(p), archive=True) for p in archive_roots(harness, env)]
+
+
+def _locator(harness: str) -> Locator:
+    found = locator(harness)
+    if found is None:
+        from agentminutes.harness import adapter_class
+
+        adapter_class(harness)  # an unknown name: the registry's error
+        raise UsageError(f'harness "{harness}" has no session folders to search')
+    return found
+
+
+class Scan:
+    """A session scan: iterate it (``for`` or ``async for``) for :class:`SessionRef` s.
+
+    Build it with :func:`scan`. After (or during) iteration the counters say
+    what happened: :attr:`matched` sessions yielded, :attr:`filtered` left out
+    by ``session_id``/``cwd`` (and by the window in lookup mode),
+    :attr:`no_cwd` of those for recording no cwd, :attr:`skipped` files by
+    reason, and :attr:`errors`, the files that could not be read.
+    """
+
+    def __init__(
+        self,
+        harness: str | None = None,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        since: When = None,
+        until: When = None,
+        all_subagents: bool = False,
+        env: Mapping[str, str] | None = None,
+        on_error: Callable[[ScanError], None] | None = None,
+        on_file: Callable[[str], None] | None = None,
+    ) -> None:
+        if root is not None and not harness:
+            raise UsageError("--root requires --harness")
+        self.harness = harness or ""
+        self.cwd = cwd or ""
+        self.session_id = session_id or ""
+        self.env = os.environ if env is None else env
+        self.on_error = on_error
+        self.ctx = ScanContext(
+            since=_instant(since, end_of_day=False),
+            until=_instant(until, end_of_day=True),
+            on_skip=self._skipped,
+            on_file=on_file,
+            nested=all_subagents,
+        )
+        self.matched = 0
+        self.filtered = 0
+        self.no_cwd = 0
+        #: Why sessions were filtered out: ``window`` (lookup mode), ``session_id``, ``cwd``.
+        self.filtered_by: dict[str, int] = {}
+        self.skipped: dict[str, int] = {}
+        self.errors: list[ScanError] = []
+        self._source: Callable[[], Iterator[Item]] = self._everything
+        self._lookup = False
+        if self.harness:
+            loc = _locator(self.harness)
+            roots = harness_roots(self.harness, root, self.env)
+            if self.session_id:
+                self._lookup = True
+                self._source = lambda: self._locate(loc, roots)
+            else:
+                if root is not None:
+                    try:
+                        os.stat(roots[0].path)
+                    except OSError as exc:
+                        text = exc.strerror or str(exc)
+                        raise SourceError(f"stat {roots[0].path}: {text.lower()}") from None
+                self._source = lambda: self._roots(loc, roots)
+
+    def _skipped(self, path: str, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    @property
+    def skipped_files(self) -> int:
+        """How many files the layouts (and missing default roots) excluded."""
+        return sum(self.skipped.values())
+
+    # -- sources ---------------------------------------------------------------------------
+
+    def _everything(self) -> Iterator[Item]:
+        for harness in _discovery_harnesses():
+            loc = _locator(harness)
+            try:
+                roots = harness_roots(harness, None, self.env)
+            except (AgentminutesError, OSError, KeyError) as exc:  # one harness's problem
+                yield ScanError(harness, str(exc))
+                continue
+            live = [r for r in roots if not r.archive]
+            if not any(_present(r.path) for r in live):
+                self._skipped(live[0].path if live else harness, SKIP_ROOT_MISSING)
+                live = []
+            yield from self._roots(loc, live + [r for r in roots if r.archive], quiet=True)
+
+    def _roots(self, loc: Locator, roots: list[Root], *, quiet: bool = False) -> Iterator[Item]:
+        """Scan *roots*; a missing default root is skipped quietly (explicit ones were checked)."""
+        for root in roots:
+            if not os.path.lexists(root.path) or (quiet and not _present(root.path)):
+                continue
+            try:
+                os.stat(root.path)
+            except OSError as exc:
+                text = exc.strerror or str(exc)
+                yield ScanError(loc.harness, f"stat {root.path}: {text.lower()}", root.path)
+                continue
+            scan = loc.scan_archive if root.archive else loc.scan
+            yield from scan(root.path, self.ctx)
+
+    def _locate(self, loc: Locator, roots: list[Root]) -> Iterator[Item]:
+        found: list[SessionRef] = []
+        try:
+            for root in roots:
+                ref = loc.locate(
+                    root.path, self.session_id, archive=root.archive, nested=self.ctx.nested
+                )
+                if ref is not None:
+                    found.append(ref)
+        except ScanError as exc:
+            yield exc
+            return
+        if len(found) > 1:
+            listed = " ".join(r.path for r in found)
+            yield ScanError(
+                loc.harness,
+                f'session "{self.session_id}" is in several roots: [{listed}]',
+            )
+            return
+        yield from found
+
+    # -- iteration -------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[SessionRef]:
+        want_cwd = clean(self.cwd) if self.cwd else ""
+        for item in self._source():
+            if isinstance(item, ScanError):
+                self.errors.append(item)
+                if self.on_error is not None:
+                    self.on_error(item)
+                continue
+            if self._lookup and self.ctx.windowed() and not self.ctx.includes(*item.window()):
+                self._filter("window")
+                continue
+            meta = item.meta
+            if self.session_id and self.session_id not in (meta.session_id, meta.subagent_id):
+                self._filter("session_id")
+                continue
+            if want_cwd:
+                if not meta.cwd:
+                    self._filter("cwd")
+                    self.no_cwd += 1
+                    continue
+                if clean(meta.cwd) != want_cwd:
+                    self._filter("cwd")
+                    continue
+            self.matched += 1
+            yield item
+
+    async def __aiter__(self) -> AsyncIterator[SessionRef]:
+        """The same refs, the folder walk and head reads done in a worker thread."""
+        import anyio.to_thread
+
+        it = iter(self)
+        done = False
+        while not done:
+            batch, done = await anyio.to_thread.run_sync(_take, it)
+            for ref in batch:
+                yield ref
+
+    def _filter(self, why: str) -> None:
+        self.filtered += 1
+        self.filtered_by[why] = self.filtered_by.get(why, 0) + 1
+
+    def details(self) -> list[str]:
+        """Why files were skipped and sessions filtered out, one line each (none when nothing was)."""
+        out = []
+        if self.skipped:
+            reasons = sorted(self.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+            out.append("skipped files: " + ", ".join(f"{n} {why}" for why, n in reasons))
+        if self.filtered:
+            names = {"window": "outside --since/--until", "session_id": "by --session-id"}
+            parts = []
+            for why in ("session_id", "cwd", "window"):
+                n = self.filtered_by.get(why, 0)
+                if not n:
+                    continue
+                if why == "cwd":
+                    text = f"{n} by --cwd"
+                    if self.no_cwd:
+                        text += f" ({self.no_cwd} without recorded cwd)"
+                else:
+                    text = f"{n} {names[why]}"
+                parts.append(text)
+            out.append("filtered out: " + ", ".join(parts))
+        return out
+
+    def summary(self) -> str:
+        """The one-line account ``agentminutes sessions`` prints on stderr."""
+        text = f"{_plural(self.matched, 'session')}, {self.filtered} filtered out"
+        if self.no_cwd:
+            text += f" ({self.no_cwd} without recorded cwd)"
+        skips = _plural(self.skipped_files, "skipped file")
+        return f"{text}, {skips}, {_plural(len(self.errors), 'error')}"
+
+
+#: Refs handed over per worker-thread hop in async iteration.
+_BATCH = 32
+
+
+def _take(it: Iterator[SessionRef]) -> tuple[list[SessionRef], bool]:
+    """The next refs (up to a batch, or what 50 ms found) and whether the scan is over."""
+    out: list[SessionRef] = []
+    deadline = time.monotonic() + 0.05
+    for ref in it:
+        out.append(ref)
+        if len(out) >= _BATCH or time.monotonic() > deadline:
+            return out, False
+    return out, True
+
+
+def _present(path: str) -> bool:
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # it exists but cannot be stat'ed: the scan reports that
+    return True
+
+
+def _plural(n: int, word: str) -> str:
+    return f"1 {word}" if n == 1 else f"{n} {word}s"
+
+
+def scan(
+    harness: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    *,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    since: When = None,
+    until: When = None,
+    all_subagents: bool = False,
+    env: Mapping[str, str] | None = None,
+    on_error: Callable[[ScanError], None] | None = None,
+) -> Scan:
+    """Find session transcripts: every harness's default folders, one harness's, or *root*.
+
+    Iterate the result with ``async for`` (the walk runs in a worker thread)
+    or ``for``; each item is a :class:`SessionRef`. Per-file problems are
+    collected in ``.errors`` (and passed to *on_error* as they happen) and
+    the scan goes on; ``.skipped``, ``.filtered`` and ``.no_cwd`` count the rest.
+
+    Args:
+        harness: one harness (``"claude-code"`` …); ``None`` for every harness
+            that has default folders (a missing folder is counted, not an error).
+        root: search this folder (or, for a data-export harness, this file)
+            instead of the harness's default folders; needs *harness*.
+        cwd: keep sessions whose recorded working directory is this path.
+        session_id: keep the session (or subagent) with this id; with
+            *harness*, resolved directly instead of by a scan.
+        since, until: keep sessions active in this window: a ``datetime``
+            (naive means local time), RFC 3339, or ``YYYY-MM-DD`` (a local day;
+            *until* includes the whole day).
+        all_subagents: Claude Code: also list subagent transcripts nested
+            below ``subagents/`` (workflow agents), which the reference skips.
+        env: the environment to take roots from (default ``os.environ``).
+
+    Raises:
+        UsageError: *root* without *harness*, an unknown harness, a bad time.
+        SourceError: an explicit *root* that does not exist.
+    """
+    return Scan(
+        harness,
+        root,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        all_subagents=all_subagents,
+        env=env,
+        on_error=on_error,
+    )
+
+
+def locate_sync(
+    harness: str,
+    session_id: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    all_subagents: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> SessionRef | None:
+    """Synchronous twin of :func:`locate`."""
+    loc = _locator(harness)
+    found: list[SessionRef] = []
+    for r in harness_roots(harness, root, env if env is not None else os.environ):
+        ref = loc.locate(r.path, session_id, archive=r.archive, nested=all_subagents)
+        if ref is not None:
+            found.append(ref)
+    if len(found) > 1:
+        listed = " ".join(r.path for r in found)
+        raise ScanError(harness, f'session "{session_id}" is in several roots: [{listed}]')
+    if not found:
+        return None
+    ref = found[0]
+    if all_subagents and ref.meta.harness == "claude-code":
+        from agentminutes.discovery.layouts import ClaudeCodeLocator
+
+        ctx = ScanContext(nested=True)
+        session_dir = ref.path[: -len(".jsonl")]
+        ref.subagent_paths = (
+            ClaudeCodeLocator().subagents(session_dir if os.path.isdir(session_dir) else "", ctx)
+            or None
+        )
+    return ref
+
+
+async def locate(
+    harness: str,
+    session_id: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    all_subagents: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> SessionRef | None:
+    """Find one session by id: its transcript (``.path``) and subagent transcripts.
+
+    Resolved from the folder layout (a file or folder named by the id) and
+    confirmed by the id the transcript records; no full scan. Returns
+    ``None`` when the harness's folders (or *root*) hold no such session.
+
+    Raises:
+        ScanError: an invalid or ambiguous id, or a transcript that cannot be
+            read or records another id.
+        UsageError: an unknown harness, or one without session folders.
+    """
+    import anyio.to_thread
+
+    def run() -> SessionRef | None:
+        return locate_sync(harness, session_id, root=root, all_subagents=all_subagents, env=env)
+
+    return await anyio.to_thread.run_sync(run)
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+class _Progress:
+    """A ``scanning…`` line on stderr once a scan has run for a second (terminals only)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.start = time.monotonic()
+        self.files = 0
+        self.shown = False
+        self._next = self.start + 1.0
+
+    def file(self, path: str) -> None:
+        self.files += 1
+        if not self.tty:
+            return
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + 0.1
+            self.stream.write(f"\ragentminutes: scanning… {self.files} transcripts read\x1b[K")
+            self.stream.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def sessions_command(
+    *,
+    harness: str,
+    root: str | None,
+    cwd: str,
+    session_id: str,
+    since: str,
+    until: str,
+    fmt: str,
+    all_subagents: bool,
+) -> int:
+    """``agentminutes sessions``: list, filter, print; the summary on stderr. Returns the status."""
+    err = sys.stderr
+    progress = _Progress(err)
+
+    def report(exc: ScanError) -> None:
+        progress.clear()
+        print(f"agentminutes: {exc}", file=err, flush=True)
+
+    found = Scan(
+        harness or None,
+        root or None,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        all_subagents=all_subagents,
+        on_error=report,
+        on_file=progress.file,
+    )
+    if fmt not in ("paths", "json", "jsonl"):
+        raise UsageError(f'unknown format "{fmt}" (want paths, json, or jsonl)')
+    out = sys.stdout.buffer
+    encoder = msgspec.json.Encoder()
+    kept: list[SessionRef] = []
+    last_path = ""
+    for ref in found:
+        if fmt == "json":
+            kept.append(ref)
+            continue
+        progress.clear()
+        if fmt == "jsonl":
+            out.write(encoder.encode(ref) + b"\n")
+        else:
+            lines = [ref.path] if ref.path != last_path else []
+            lines += ref.subagent_paths or []
+            last_path = ref.path
+            if lines:
+                out.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+        out.flush()
+    progress.clear()
+    if fmt == "json":
+        out.write(msgspec.json.format(encoder.encode(kept), indent=2) + b"\n")
+        out.flush()
+    for line in found.details():
+        print(f"agentminutes: {line}", file=err)
+    print(f"agentminutes: {found.summary()}", file=err)
+    return 1 if found.errors else 0

@@ -1,0 +1,131 @@
+"""Exceptions raised by agentminutes.
+
+::
+
+    AgentminutesError
+    ├── ParseError          a transcript line no rule accepts (harness, version, line)
+    ├── DetectError         no registered adapter recognizes a transcript's head
+    ├── SourceError         a transcript cannot be read at all (missing, a directory, empty …)
+    │   └── ScanError       one file a session scan could not read or identify (the scan goes on)
+    └── UsageError          options that contradict each other or name nothing known
+
+Every error renders as one line; the CLI prints it after ``Error:`` and exits non-zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = (
+    "AgentminutesError",
+    "DetectError",
+    "ParseError",
+    "ScanError",
+    "SourceError",
+    "UsageError",
+)
+
+
+class AgentminutesError(Exception):
+    """Base class of every error agentminutes raises on purpose."""
+
+
+class ParseError(AgentminutesError):
+    """A transcript line that no rule of its adapter accepts.
+
+    The message names the harness, the harness version when the transcript
+    revealed one, the 1-based line (for whole-document sources: the record,
+    ``unit="record"``) and what was wrong. When the transcript was
+    written by a release newer than the newest one the adapter was checked
+    against, it says that format drift is the likely cause.
+    """
+
+    def __init__(
+        self,
+        harness: str,
+        reason: str,
+        *,
+        line: int = 0,
+        version: str = "",
+        last_checked: str = "",
+        path: str = "",
+        unit: str = "line",
+    ) -> None:
+        self.harness = harness
+        self.reason = reason
+        self.line = line
+        self.version = version
+        self.last_checked = last_checked
+        self.path = path
+        self.unit = unit
+        #: Events completed by the lines before the failing one, in the same batch:
+        #: a streaming caller writes them before reporting the error.
+        self.partial: list[Any] = []
+        super().__init__(self._render())
+
+    @property
+    def drift_suspected(self) -> bool:
+        """True when the transcript's version is newer than the adapter was checked against."""
+        from agentminutes.versions import version_newer
+
+        return bool(self.version and self.last_checked) and version_newer(
+            self.version, self.last_checked
+        )
+
+    def _render(self) -> str:
+        text = f"{self.harness}: {self.reason}"
+        if self.version:
+            if self.drift_suspected:
+                text += (
+                    f" (harness version {self.version}, newer than last checked "
+                    f"{self.last_checked}; likely format drift, check for an agentminutes update)"
+                )
+            else:
+                text += f" (harness version {self.version})"
+        if self.line:
+            text += f" at {self.unit} {self.line}"
+        if self.path:
+            text = f"{self.path}: {text}"
+        return text
+
+    def with_path(self, path: str) -> ParseError:
+        """Return a copy of this error that names the transcript file."""
+        copy = ParseError(
+            self.harness,
+            self.reason,
+            line=self.line,
+            version=self.version,
+            last_checked=self.last_checked,
+            path=path,
+            unit=self.unit,
+        )
+        copy.partial = self.partial
+        return copy
+
+
+class DetectError(AgentminutesError):
+    """No registered adapter recognizes the transcript."""
+
+
+class SourceError(AgentminutesError):
+    """The transcript cannot be read as a transcript at all."""
+
+
+class ScanError(SourceError):
+    """One file (or root) a session scan could not read or identify.
+
+    Renders as ``<harness>: <path>: <cause>`` (without the path when the
+    problem is not one file's, e.g. an ambiguous session id). A scan reports
+    it and goes on with the next file.
+    """
+
+    def __init__(self, harness: str, cause: str, path: str = "") -> None:
+        self.harness = harness
+        self.path = path
+        self.cause = cause
+        parts = [p for p in (harness, path) if p]
+        super().__init__(": ".join([*parts, cause]))
+
+
+class UsageError(AgentminutesError):
+    """Options that contradict each other or name something unknown."""

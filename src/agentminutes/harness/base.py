@@ -1,0 +1,396 @@
+"""The adapter protocol every harness module implements, and the helpers they share.
+
+An adapter is plain synchronous, incremental code. It is fed one complete
+transcript line at a time (``feed(line, lineno)``) and returns the events
+that line completes; ``finish()`` returns whatever was still held (an open
+assistant-message fold, a buffered whole-file document). It does no I/O and
+knows nothing of asyncio, so the same object serves ``convert``, ``follow``,
+``sessions`` (head only) and a map over files in a worker pool.
+
+An adapter that holds a whole transcript until the end (Antigravity's step
+sort) may also offer ``drain()``: ``finish()`` as a lazy iterator, which the
+pipeline prefers so that memory stays bounded while the events go out.
+
+Accounting: every line handed to an adapter ends as exactly one of
+
+* the provenance of at least one event,
+* a counted skip (``skipped[record_type] += 1``, reported in the session report), or
+* a :class:`~agentminutes.ParseError` naming harness, version and line
+  (in permissive mode: an ``unknown`` event instead).
+
+Some sources are whole documents, not lines: a data export (a JSON array of
+conversations, or the ZIP holding it) or an SQLite database. Their adapters
+implement :class:`DocumentAdapter` instead: the whole input in, one
+:class:`DocumentSession` per conversation out. The same accounting holds per
+*record* (a message node, a chat message, a snapshot row: each adapter says
+which), numbered from 1 within the conversation; that number stands where a
+line number stands for line formats (``Provenance.line``, ``on_skip``).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+import msgspec
+
+from agentminutes.errors import ParseError
+from agentminutes.schema import NO_RAW, Event, EventKind, Provenance, Raw, Unknown
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = (
+    "SNIFF_BYTES",
+    "Adapter",
+    "BaseAdapter",
+    "BaseDocumentAdapter",
+    "Confidence",
+    "ConversationInfo",
+    "Document",
+    "DocumentAdapter",
+    "DocumentSession",
+    "ParseOptions",
+    "SkipHook",
+    "is_document_adapter",
+)
+
+#: How many leading bytes of a transcript detection may look at.
+SNIFF_BYTES = 64 * 1024
+
+SkipHook = Callable[[int, str], None]
+
+
+class Confidence(IntEnum):
+    """How sure an adapter is that a transcript head is its format."""
+
+    NO_MATCH = 0
+    POSSIBLE = 1
+    CERTAIN = 2
+
+    def __str__(self) -> str:
+        return ("no-match", "possible", "certain")[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOptions:
+    """Options shared by every adapter.
+
+    Args:
+        permissive: turn records no rule classifies into ``unknown`` events
+            instead of raising :class:`ParseError`.
+        keep_raw: keep the verbatim source records in each event's provenance.
+        harness_version: the harness version for formats that record none;
+            metadata only, a version the transcript records wins.
+        text_form: ``"bare"`` (a system event's text as recorded) or
+            ``"delivered"`` (as the harness delivered it to the model, wrapper
+            included, where the transcript records that).
+        live: the input is a growing file that is followed: an adapter whose
+            format would make it wait for the end of input (a whole-file sort)
+            emits each record as it arrives instead.
+    """
+
+    permissive: bool = False
+    keep_raw: bool = False
+    harness_version: str = ""
+    text_form: str = "bare"
+    live: bool = False
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """One harness's transcript format, parsed line by line into events."""
+
+    #: The harness identifier (``"claude-code"``, ``"codex"`` …).
+    name: ClassVar[str]
+    #: The newest harness release whose transcripts this adapter was checked against.
+    last_checked: ClassVar[str]
+    #: How ``total_prompt_tokens`` of a usage sum is composed: "all", "input" or "".
+    prompt_tokens: ClassVar[str]
+    #: Skipped native records so far, by native record type.
+    skipped: dict[str, int]
+    #: The harness version the transcript revealed, once it has.
+    version: str
+
+    def __init__(
+        self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None
+    ) -> None: ...
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        """Grade whether *head* (at most :data:`SNIFF_BYTES`) starts a transcript of this format."""
+        ...
+
+    def feed(self, line: bytes, lineno: int) -> list[Event]:
+        """Parse one complete, non-blank line; return the events it completes."""
+        ...
+
+    def finish(self) -> list[Event]:
+        """End of input: return the events still held."""
+        ...
+
+    @property
+    def whole_document(self) -> bool:
+        """Whether the input is one document converted only at its end (rewritten, not appended)."""
+        ...
+
+    def snapshot(self) -> bytes:
+        """Serialize the adapter's parsing state, so a follower can resume mid-file."""
+        ...
+
+    def restore(self, state: bytes) -> None:
+        """Continue from a :meth:`snapshot` taken by an adapter of the same class."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    """One conversation inside a multi-conversation source, as listed without parsing it.
+
+    ``created`` and ``updated`` are RFC 3339 times ("" where the source has
+    none); ``messages`` counts the conversation's messages as the adapter
+    defines them (for a message tree: the messages on its active branch).
+    """
+
+    id: str
+    title: str = ""
+    created: str = ""
+    updated: str = ""
+    messages: int = 0
+
+
+@dataclass(slots=True)
+class DocumentSession:
+    """One conversation of a document source, parsed: its events and its skip counts."""
+
+    conversation: ConversationInfo
+    events: list[Event]
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+class Document(Protocol):
+    """What a document adapter reads: an opened export file, ZIP member or database.
+
+    The pipeline opens it (:class:`agentminutes.pipeline.documents.OpenedDocument`);
+    adapters only read through this interface, so the harness layer never
+    reaches up into the pipeline.
+    """
+
+    name: str
+
+    def payload(self) -> bytes:
+        """The JSON payload (the file itself, or the ZIP member), read once."""
+        ...
+
+    def connect(self) -> sqlite3.Connection:
+        """A read-only connection to the database."""
+        ...
+
+
+@runtime_checkable
+class DocumentAdapter(Protocol):
+    """A whole-document format (export JSON or ZIP, SQLite database) of many conversations.
+
+    Detection looks at the head of the payload (for a ZIP: of the member that
+    holds the conversations). The adapter is handed the opened
+    :class:`Document` and yields one
+    :class:`DocumentSession` per conversation, in source order, each built
+    only when asked for, so a large export never holds more than one
+    conversation's events.
+    """
+
+    name: ClassVar[str]
+    last_checked: ClassVar[str]
+    prompt_tokens: ClassVar[str]
+    #: The containers this format comes in: ``"json"``, ``"zip"``, ``"sqlite"``.
+    containers: ClassVar[frozenset[str]]
+    #: Where this format's conversations live inside an export ZIP.
+    zip_member: ClassVar[str]
+
+    def __init__(
+        self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None
+    ) -> None: ...
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        """Grade whether *head* (the payload's first bytes) is this format."""
+        ...
+
+    def conversations(self, doc: Document) -> list[ConversationInfo]:
+        """List the conversations in *doc* cheaply, without building events."""
+        ...
+
+    def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
+        """Parse the conversations of *doc* (only the one with id *only*, if given)."""
+        ...
+
+
+def is_document_adapter(cls: type[Any]) -> bool:
+    """True for a :class:`DocumentAdapter` class, False for a line :class:`Adapter`."""
+    return bool(getattr(cls, "containers", None))
+
+
+class BaseAdapter:
+    """Shared plumbing: skip accounting, loud failure, permissive unknowns, provenance."""
+
+    name: ClassVar[str] = ""
+    last_checked: ClassVar[str] = ""
+    #: How a usage sum's ``total_prompt_tokens`` is composed for this harness:
+    #: ``"all"`` (fresh input plus cache reads and writes, for providers that
+    #: report them apart), ``"input"`` (input already includes cached tokens), or
+    #: ``""`` (not derivable: left out).
+    prompt_tokens: ClassVar[str] = ""
+    #: Attributes that are configuration, not parsing state (left out of snapshots).
+    _config_attrs: ClassVar[frozenset[str]] = frozenset({"options", "on_skip"})
+
+    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
+        self.options = options or ParseOptions()
+        self.on_skip = on_skip
+        self.skipped: dict[str, int] = {}
+        self.version = ""
+
+    # -- protocol defaults -------------------------------------------------
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        return Confidence.NO_MATCH
+
+    def feed(self, line: bytes, lineno: int) -> list[Event]:
+        raise NotImplementedError
+
+    def finish(self) -> list[Event]:
+        return []
+
+    def snapshot(self) -> bytes:
+        state = {k: v for k, v in vars(self).items() if k not in self._config_attrs}
+        buf = io.BytesIO()
+        _SnapshotPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
+        return buf.getvalue()
+
+    def restore(self, state: bytes) -> None:
+        vars(self).update(_SnapshotUnpickler(io.BytesIO(state)).load())
+
+    # -- helpers for subclasses -------------------------------------------
+
+    @property
+    def whole_document(self) -> bool:
+        """Whether the input showed itself to be one document converted only at its end.
+
+        Such a transcript (a legacy JSON session) is rewritten whole rather than
+        appended to: a follower re-reads it on each change and writes only the
+        events it has not written yet.
+        """
+        return False
+
+    @property
+    def effective_version(self) -> str:
+        """The transcript's own version, else the caller's hint."""
+        return self.version or self.options.harness_version
+
+    def skip(self, record_type: str, lineno: int) -> None:
+        """Count a documented skip of a native record."""
+        self.skipped[record_type] = self.skipped.get(record_type, 0) + 1
+        if self.on_skip is not None:
+            self.on_skip(lineno, record_type)
+
+    def error(self, reason: str, lineno: int) -> ParseError:
+        """Build the loud-failure error for *lineno*."""
+        return ParseError(
+            self.name,
+            reason,
+            line=lineno,
+            version=self.effective_version,
+            last_checked=self.last_checked,
+        )
+
+    def unknown_or_fail(self, record_type: str, line: bytes, lineno: int, reason: str) -> Event:
+        """Raise :class:`ParseError`, or in permissive mode keep the record as ``unknown``."""
+        if not self.options.permissive:
+            raise self.error(reason, lineno)
+        return Event(
+            kind=EventKind.UNKNOWN,
+            provenance=Provenance(line=lineno, end_line=lineno),
+            unknown=Unknown(record_type=record_type, reason=reason, raw=Raw(line)),
+        )
+
+    def undecodable(self, exc: Exception, line: bytes, lineno: int) -> Event:
+        """:meth:`unknown_or_fail` for a line that is not JSON, or not a record of this format."""
+        what = "invalid record" if isinstance(exc, msgspec.ValidationError) else "invalid JSON"
+        return self.unknown_or_fail("", line, lineno, f"{what}: {exc}")
+
+    def prov(self, line: bytes, lineno: int) -> Provenance:
+        """Single-record provenance, with the record itself under ``--keep-raw``."""
+        if self.options.keep_raw:
+            return Provenance(line=lineno, end_line=lineno, raw=[Raw(line)])
+        return Provenance(line=lineno, end_line=lineno)
+
+
+class BaseDocumentAdapter(BaseAdapter):
+    """Shared plumbing for :class:`DocumentAdapter` implementations.
+
+    ``skipped`` holds the skip counts of the conversation being parsed (reset
+    by :meth:`begin`); errors name the conversation and the record.
+    """
+
+    containers: ClassVar[frozenset[str]] = frozenset()
+    zip_member: ClassVar[str] = ""
+
+    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
+        super().__init__(options, on_skip=on_skip)
+        self.conversation_id = ""
+
+    def feed(self, line: bytes, lineno: int) -> list[Event]:
+        raise TypeError(f"{self.name} reads whole documents, not lines")
+
+    def begin(self, conversation_id: str) -> dict[str, int]:
+        """Start a conversation: fresh skip counts, which are returned."""
+        self.conversation_id = conversation_id
+        self.skipped = {}
+        return self.skipped
+
+    def error(self, reason: str, lineno: int) -> ParseError:
+        """The loud-failure error for record *lineno* of the current conversation."""
+        where = f"conversation {self.conversation_id}: " if self.conversation_id else ""
+        return ParseError(
+            self.name,
+            where + reason,
+            line=lineno,
+            version=self.effective_version,
+            last_checked=self.last_checked,
+            unit="record",
+        )
+
+    def record_prov(self, raw: Raw, record: int, end: int = 0) -> Provenance:
+        """Provenance of one record (or a run up to *end*), with *raw* under ``--keep-raw``."""
+        if self.options.keep_raw:
+            return Provenance(line=record, end_line=end or record, raw=[raw])
+        return Provenance(line=record, end_line=end or record)
+
+
+class _SnapshotPickler(pickle.Pickler):
+    """Pickles adapter state keeping :data:`~agentminutes.schema.NO_RAW` the singleton.
+
+    msgspec omits a default by identity, so an unpickled copy of the empty
+    ``Raw`` would be written out as an empty (invalid) JSON value.
+    """
+
+    def persistent_id(self, obj: Any) -> str | None:
+        return "NO_RAW" if obj is NO_RAW else None
+
+
+class _SnapshotUnpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        if pid == "NO_RAW":
+            return NO_RAW
+        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+
+def raw_or_none(value: Any) -> Raw | None:
+    """Normalize an optional :class:`msgspec.Raw` field: absent or empty becomes ``None``."""
+    if value is None or len(value) == 0:
+        return None
+    return value  # type: ignore[no-any-return]

@@ -1,0 +1,64 @@
+"""Which harness wrote a transcript: graded from its first bytes (a ZIP or database by what it holds)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from agentminutes.errors import SourceError
+from agentminutes.harness import SNIFF_BYTES, Confidence
+from agentminutes.harness import detect as detect_head
+from agentminutes.pipeline.sources import open_error
+
+__all__ = ("detect", "detect_source", "read_head")
+
+
+def detect(source: str | os.PathLike[str]) -> tuple[str, str]:
+    """Detect which harness wrote a transcript from its first bytes.
+
+    Returns:
+        ``(harness, confidence)`` with confidence ``"certain"`` or ``"possible"``.
+
+    Raises:
+        DetectError: no registered adapter recognizes the transcript.
+        SourceError: the transcript cannot be read.
+    """
+    path = os.fspath(source)
+    head = read_head(path)
+    if not head:
+        raise SourceError(f"{path}: empty input, not a transcript")
+    name, confidence = detect_source(path, head)
+    return name, str(confidence)
+
+
+def detect_source(source: str, head: bytes) -> tuple[str, Confidence]:
+    """Grade *head*; a ZIP or database is graded by what it holds (see ``_documents``)."""
+    from agentminutes.pipeline.documents import container_of
+
+    kind = container_of(head)
+    if kind is None:
+        cls, confidence = detect_head(head)
+        return cls.name, confidence
+    from agentminutes.pipeline.documents import OpenedDocument, pick
+
+    name = "<stdin>" if source == "-" else source
+    if source == "-":
+        doc = OpenedDocument(name, kind, data=head + sys.stdin.buffer.read())
+    else:
+        doc = OpenedDocument(name, kind, path=source)
+    found, confidence = pick(doc)
+    return found.name, confidence
+
+
+def read_head(transcript: str) -> bytes:
+    """Read the first bytes of *transcript* (a path or ``"-"``) that detection may inspect."""
+    if transcript == "-":
+        return sys.stdin.buffer.read(SNIFF_BYTES)
+    err = open_error(transcript)
+    if err is not None:
+        raise err
+    try:
+        with open(transcript, "rb") as f:
+            return f.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise SourceError(f"{transcript}: {exc.strerror or exc}") from None

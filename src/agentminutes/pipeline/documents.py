@@ -1,0 +1,463 @@
+"""Whole-document sources: export JSON files, export ZIPs and SQLite databases.
+
+Line transcripts stream through :class:`~agentminutes.pipeline.conversion.Conversion`.
+Some sources are not lines: a ChatGPT or claude.ai data export (one JSON
+array of conversations, alone or inside the export ZIP) and a Pinocchio
+``turns.db``. They are routed here before any line splitting happens:
+
+* :func:`route` looks at the source's head (a ZIP's ``PK\\x03\\x04``,
+  SQLite's ``SQLite format 3\\0``, otherwise what detection makes of the
+  JSON head) and either opens a :class:`OpenedDocument` with the adapter for it,
+  or says the source is a line transcript;
+* :class:`DocumentConversion` runs a :class:`~agentminutes.harness.DocumentAdapter`
+  over the document, one session per conversation, and resolves
+  ``--conversation`` selections;
+* :func:`feeds` is what the CLI and the library read: the session(s) of any
+  source, line transcript or document, as batches plus their skip counts.
+
+Memory stays proportional to the JSON payload plus one conversation's
+events: the payload is read once (a ZIP member is inflated once), decoded
+lazily per conversation, and each conversation's events are dropped once
+handed on. A database is queried in place, never read whole (except from
+stdin, which has no file to open).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sqlite3
+import sys
+import zipfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Final
+
+import msgspec
+
+from agentminutes.errors import DetectError, ParseError, SourceError, UsageError
+from agentminutes.harness import (
+    DOCUMENT_ADAPTERS,
+    SNIFF_BYTES,
+    Confidence,
+    ConversationInfo,
+    DocumentAdapter,
+    DocumentSession,
+    ParseOptions,
+    SkipHook,
+    detect,
+    document_adapter_class,
+    is_document_adapter,
+)
+from agentminutes.pipeline.batch import Batch
+from agentminutes.pipeline.conversion import Conversion, open_chunks, source_name
+from agentminutes.pipeline.sources import open_error
+from agentminutes.schema import Event
+
+__all__ = (
+    "SQLITE_MAGIC",
+    "ZIP_MAGIC",
+    "DocumentConversion",
+    "Feed",
+    "OpenedDocument",
+    "Route",
+    "container_of",
+    "feeds",
+    "pick",
+    "route",
+    "single_session",
+)
+
+ZIP_MAGIC: Final = b"PK\x03\x04"
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+_BOM: Final = b"\xef\xbb\xbf"
+
+
+class OpenedDocument:
+    """An opened whole-document source.
+
+    ``container`` is ``"json"`` (the payload is the file), ``"zip"`` (the
+    payload is the ZIP member ``member``) or ``"sqlite"``. Exactly one of
+    ``path`` and ``data`` is set: a file on disk, or the bytes read from stdin.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        container: str,
+        *,
+        path: str | None = None,
+        data: bytes | None = None,
+        member: str = "",
+    ) -> None:
+        self.name = name
+        self.container = container
+        self.path = path
+        self.data = data
+        self.member = member
+        self._payload: bytes | None = None
+
+    def payload(self) -> bytes:
+        """The JSON payload: the file itself, or the ZIP member, read once and kept.
+
+        Pretty-printed JSON is compacted (text-level, numbers untouched), so that
+        verbatim values copied into events carry no line breaks into JSONL output.
+        """
+        if self._payload is None:
+            if self.container == "sqlite":
+                raise UsageError(f"{self.name}: an SQLite database has no JSON payload")
+            try:
+                if self.container == "zip":
+                    with self._zip() as zf, zf.open(self.member) as f:
+                        self._payload = f.read()
+                elif self.data is not None:
+                    self._payload = self.data
+                else:
+                    assert self.path is not None
+                    with open(self.path, "rb") as f:
+                        self._payload = f.read()
+            except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+                raise SourceError(f"{self.name}: cannot read: {exc}") from None
+            if self._payload.startswith(_BOM):
+                self._payload = self._payload[3:]
+            if self._payload.find(b"\n", 0, _content_end(self._payload)) >= 0:
+                with contextlib.suppress(msgspec.DecodeError):  # invalid: the adapter says so
+                    self._payload = msgspec.json.format(self._payload, indent=0)
+        return self._payload
+
+    def head(self) -> bytes:
+        """The payload's first bytes, for detection (a ZIP member is not inflated whole)."""
+        if self._payload is not None:
+            return self._payload[:SNIFF_BYTES]
+        if self.container == "zip":
+            try:
+                with self._zip() as zf, zf.open(self.member) as f:
+                    head = f.read(SNIFF_BYTES)
+            except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+                raise SourceError(f"{self.name}: cannot read: {exc}") from None
+            return head[3:] if head.startswith(_BOM) else head
+        if self.data is not None:
+            return self.data[:SNIFF_BYTES]
+        assert self.path is not None
+        with open(self.path, "rb") as f:
+            return f.read(SNIFF_BYTES)
+
+    def connect(self) -> sqlite3.Connection:
+        """A read-only connection to the database (stdin bytes are loaded into memory)."""
+        if self.container != "sqlite":
+            raise UsageError(f"{self.name}: not an SQLite database")
+        try:
+            if self.path is not None:
+                uri = "file:" + _uri_path(os.path.abspath(self.path)) + "?mode=ro"
+                conn = sqlite3.connect(uri, uri=True)
+            else:
+                assert self.data is not None
+                conn = sqlite3.connect(":memory:")
+                conn.deserialize(self.data)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            raise SourceError(f"{self.name}: cannot open the database: {exc}") from None
+        return conn
+
+    def release(self) -> None:
+        """Drop the cached payload."""
+        self._payload = None
+
+    def _zip(self) -> zipfile.ZipFile:
+        if self.path is not None:
+            return zipfile.ZipFile(self.path)
+        assert self.data is not None
+        return zipfile.ZipFile(io.BytesIO(self.data))
+
+
+def _content_end(data: bytes) -> int:
+    """Where *data* ends without its trailing whitespace (found without copying it)."""
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":
+        end -= 1
+    return end
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(path.replace(os.sep, "/"))
+
+
+@dataclass
+class Route:
+    """Where a source goes: a document and its adapter, or the line pipeline.
+
+    For stdin the head was consumed while routing; a line transcript gets it
+    back as ``head``, to be put in front of the rest of the stream.
+    """
+
+    document: OpenedDocument | None = None
+    adapter: type[DocumentAdapter] | None = None
+    head: bytes = b""
+
+
+def route(source: str | os.PathLike[str], harness: str = "auto") -> Route:
+    """Decide whether *source* (a path or ``"-"``) is a whole-document source.
+
+    Raises:
+        DetectError: a ZIP or database holds nothing a document adapter reads.
+        SourceError: the source cannot be read.
+        UsageError: *harness* names a document format the source is not in.
+    """
+    named = None
+    if harness not in ("", "auto"):
+        named = document_adapter_class(harness)
+        if named is None:
+            return Route()  # a line harness (or an unknown name the line path reports)
+    if source == "-":
+        head = _read_stdin(SNIFF_BYTES)
+        kind = container_of(head)
+        if kind is None and not _json_document(head, named):
+            return Route(head=head)
+        data = head + _read_stdin(-1)
+        doc = OpenedDocument("<stdin>", kind or "json", data=data)
+    else:
+        path = os.fspath(source)
+        err = open_error(path)
+        if err is not None:
+            raise err
+        try:
+            with open(path, "rb") as f:
+                head = f.read(SNIFF_BYTES)
+        except OSError as exc:
+            raise SourceError(f"{path}: {exc.strerror or exc}") from None
+        kind = container_of(head)
+        if kind is None and not _json_document(head, named):
+            return Route()
+        doc = OpenedDocument(path, kind or "json", path=path)
+    cls, _ = pick(doc, named)
+    return Route(document=doc, adapter=cls)
+
+
+def container_of(head: bytes) -> str | None:
+    """``"zip"`` or ``"sqlite"`` for a container's head, else ``None``."""
+    if head.startswith(ZIP_MAGIC):
+        return "zip"
+    if head.startswith(SQLITE_MAGIC):
+        return "sqlite"
+    return None
+
+
+def _json_document(head: bytes, named: type[DocumentAdapter] | None) -> bool:
+    """Is a (non-container) head a document: named so, or detected as one."""
+    if named is not None:
+        return True
+    if not head:
+        return False
+    try:
+        cls, _ = detect(head)
+    except DetectError:
+        return False
+    return is_document_adapter(cls)
+
+
+def pick(
+    doc: OpenedDocument, named: type[DocumentAdapter] | None = None
+) -> tuple[type[DocumentAdapter], Confidence]:
+    """Find the adapter for *doc* and how sure detection is (a named one is checked, not graded)."""
+    if named is not None and doc.container not in named.containers:
+        raise UsageError(f'{doc.name}: harness "{named.name}" does not read {doc.container} files')
+    candidates = [named] if named is not None else list(DOCUMENT_ADAPTERS)
+    if doc.container == "zip":
+        doc.member = _zip_member(doc, candidates)
+    if named is not None:
+        return named, Confidence.CERTAIN
+    head = doc.head()
+    best: type[DocumentAdapter] | None = None
+    best_conf = Confidence.NO_MATCH
+    for cls in candidates:
+        if doc.container not in cls.containers:
+            continue
+        conf = cls.sniff(head)
+        if conf > best_conf:
+            best, best_conf = cls, conf
+    if best is None:
+        tried = ", ".join(c.name for c in candidates if doc.container in c.containers)
+        what = f"{doc.container} member {doc.member}" if doc.member else f"{doc.container} file"
+        raise DetectError(
+            f"{doc.name}: could not detect the format of this {what} "
+            f"(tried {tried}); pass --harness explicitly"
+        )
+    return best, best_conf
+
+
+def _zip_member(doc: OpenedDocument, candidates: list[type[DocumentAdapter]]) -> str:
+    """The member holding the conversations: the shallowest one a candidate names."""
+    wanted = {c.zip_member for c in candidates if "zip" in c.containers and c.zip_member}
+    try:
+        with doc._zip() as zf:
+            names = [i.filename for i in zf.infolist() if not i.is_dir()]
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+        raise SourceError(f"{doc.name}: not a readable ZIP archive: {exc}") from None
+    found = [n for n in names if n.rsplit("/", 1)[-1] in wanted and "__MACOSX" not in n]
+    if not found:
+        listed = ", ".join(sorted(wanted)) or "no member name"
+        raise DetectError(
+            f"{doc.name}: a ZIP archive without {listed}; not an export this version reads"
+        )
+    return min(found, key=lambda n: (n.count("/"), n))
+
+
+def _read_stdin(limit: int) -> bytes:
+    """Read up to *limit* bytes (``-1``: all) from stdin's descriptor, unbuffered.
+
+    The line pipeline reads stdin from the descriptor too, so bytes read here
+    and handed back as a route's head are never read twice or lost.
+    """
+    fd = sys.stdin.buffer.fileno()
+    parts: list[bytes] = []
+    size = 0
+    while limit < 0 or size < limit:
+        want = 1 << 20 if limit < 0 else min(1 << 20, limit - size)
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
+
+
+@dataclass
+class DocumentConversion:
+    """A document source on its way through its adapter, one conversation at a time."""
+
+    document: OpenedDocument
+    adapter_class: type[DocumentAdapter]
+    options: ParseOptions = field(default_factory=ParseOptions)
+    on_skip: SkipHook | None = None
+
+    @property
+    def harness(self) -> str:
+        return self.adapter_class.name
+
+    def _adapter(self) -> DocumentAdapter:
+        return self.adapter_class(self.options, on_skip=self.on_skip)
+
+    def conversations(self) -> list[ConversationInfo]:
+        """The conversations in the document, listed without building events."""
+        try:
+            return self._adapter().conversations(self.document)
+        except ParseError as exc:
+            raise exc.with_path(self.document.name) from None
+
+    def sessions(self, only: str | None = None) -> Iterator[DocumentSession]:
+        """Parse every conversation (or only the one with id *only*), in source order."""
+        try:
+            yield from self._adapter().sessions(self.document, only)
+        except ParseError as exc:
+            raise exc.with_path(self.document.name) from None
+
+    def resolve(self, conversation: str | None) -> str:
+        """The id of the conversation to convert, from an id, a unique id prefix, or nothing.
+
+        Raises:
+            UsageError: no such conversation, an ambiguous prefix, or several
+                conversations and none chosen; the message says how to find ids.
+        """
+        listed = self.conversations()
+        name = self.document.name
+        if conversation is None or conversation == "":
+            if len(listed) == 1:
+                return listed[0].id
+            if not listed:
+                raise UsageError(f"{name}: the {self.harness} source holds no conversations")
+            raise UsageError(
+                f"{name}: the {self.harness} source holds {len(listed)} conversations; "
+                f"choose one with --conversation ID, or convert them all with --all "
+                f"(JSONL, one session per line). {_examples(listed)}"
+            )
+        exact = [c for c in listed if c.id == conversation]
+        if exact:
+            return exact[0].id
+        matches = [c for c in listed if c.id.startswith(conversation)]
+        if len(matches) == 1:
+            return matches[0].id
+        if matches:
+            raise UsageError(
+                f'{name}: conversation id prefix "{conversation}" matches {len(matches)} '
+                f"conversations. {_examples(matches)}"
+            )
+        raise UsageError(
+            f'{name}: no conversation "{conversation}" among the {len(listed)} in this '
+            f"{self.harness} source. {_examples(listed)}"
+        )
+
+
+def _examples(listed: list[ConversationInfo], n: int = 3) -> str:
+    shown = "; ".join(f'{c.id} "{_short(c.title)}"' if c.title else c.id for c in listed[:n])
+    more = f" and {len(listed) - n} more" if len(listed) > n else ""
+    return (
+        f"Ids: {shown}{more} (every session's meta.session_id in `agentminutes convert --all`"
+        f" output; agentminutes.conversations(path) lists them)"
+    )
+
+
+def _short(title: str, width: int = 40) -> str:
+    title = " ".join(title.split())
+    return title if len(title) <= width else title[: width - 1] + "…"
+
+
+@dataclass
+class Feed:
+    """One session on its way: its batches of events (no stages applied yet), then its skips.
+
+    ``skipped()`` is complete once ``batches`` is exhausted.
+    """
+
+    batches: AsyncIterator[Batch]
+    skipped: Callable[[], dict[str, int]]
+
+
+def single_session(source: str | os.PathLike[str], conversation: str | None) -> None:
+    """Refuse a conversation choice for a line transcript, which is one session."""
+    if conversation:
+        raise UsageError(
+            f"{source_name(source)}: a single-session transcript; --conversation"
+            " (conversation=) applies to multi-conversation sources (data exports, turns.db)"
+        )
+
+
+async def _one(events: list[Event]) -> AsyncIterator[Batch]:
+    yield Batch(events)
+
+
+def feeds(
+    source: str | os.PathLike[str],
+    harness: str,
+    options: ParseOptions,
+    conversation: str | None = None,
+    *,
+    every: bool = False,
+) -> Iterator[Feed]:
+    """The sessions to read from *source*: the one it is (or the one chosen), or all of them.
+
+    A line transcript is one session (*conversation* is then an error). In a
+    document source *conversation* picks one by id or unique id prefix, and
+    may be left out only where the source holds one conversation; *every*
+    goes through all of them, each built only when reached.
+
+    Raises:
+        UsageError: *conversation* given for a line transcript, missing where
+            needed, unknown or ambiguous (the message says how to find ids).
+    """
+    found = route(source, harness)
+    if found.document is None:
+        single_session(source, conversation)
+        conv = Conversion(name=source_name(source), harness=harness, options=options)
+        yield Feed(conv.batches(open_chunks(source, found.head)), lambda: conv.skipped)
+        return
+    assert found.adapter is not None
+    docs = DocumentConversion(found.document, found.adapter, options)
+    chosen = None if every else docs.resolve(conversation)
+    for session in docs.sessions(chosen):
+        yield Feed(_one(session.events), partial(dict, session.skipped))
+        if not every:
+            return  # ids are unique in a sane export; take the first of any repeats

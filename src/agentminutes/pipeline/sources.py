@@ -1,0 +1,132 @@
+"""Line sources: transcript bytes in, complete numbered lines out, in batches.
+
+A line is handed on only once its newline has arrived (or, for a finished
+file, at end of input). Lines are not length-capped: transcripts carry
+multi-megabyte single records, and every log shipper's default cap would lose
+them. The same :class:`LineSplitter` serves whole files, stdin and growing
+files.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import IO, Final
+
+from agentminutes.errors import SourceError
+
+__all__ = (
+    "CHUNK_BYTES",
+    "LineBatch",
+    "LineSplitter",
+    "aiter_chunks",
+    "iter_chunks",
+    "open_error",
+)
+
+#: Read size for transcript files: large enough that a 100 MB file is a few dozen reads.
+CHUNK_BYTES: Final = 1024 * 1024
+
+#: A batch of ``(lineno, line)`` pairs: 1-based numbers, lines without their newline.
+LineBatch = list[tuple[int, bytes]]
+
+
+class LineSplitter:
+    """Split a byte stream into complete lines, holding a partial last line back.
+
+    ``offset`` is the byte offset just past the last newline handed out and
+    ``lineno`` the number of the last line handed out; both are the resume
+    point a follower saves.
+    """
+
+    __slots__ = ("_pending", "_pending_len", "lineno", "offset")
+
+    def __init__(self, *, lineno: int = 0, offset: int = 0) -> None:
+        self.lineno = lineno
+        self.offset = offset
+        self._pending: list[bytes] = []
+        self._pending_len = 0
+
+    @property
+    def pending(self) -> int:
+        """Bytes held in an incomplete last line."""
+        return self._pending_len
+
+    def push(self, chunk: bytes) -> LineBatch:
+        """Take the next bytes of the stream; return the lines they complete."""
+        if not chunk:
+            return []
+        parts = chunk.split(b"\n")
+        last = parts.pop()
+        if not parts:
+            self._pending.append(last)
+            self._pending_len += len(last)
+            return []
+        completed = self._pending_len + len(chunk) - len(last)
+        if self._pending:
+            self._pending.append(parts[0])
+            parts[0] = b"".join(self._pending)
+        self._pending = [last] if last else []
+        self._pending_len = len(last)
+        first = self.lineno + 1
+        self.lineno += len(parts)
+        self.offset += completed
+        return list(zip(range(first, first + len(parts)), parts, strict=True))
+
+    def flush(self) -> LineBatch:
+        """End of a finished input: hand out a held last line that has no newline."""
+        if not self._pending:
+            return []
+        line = b"".join(self._pending)
+        self._pending = []
+        self._pending_len = 0
+        self.lineno += 1
+        self.offset += len(line)
+        return [(self.lineno, line)]
+
+
+def open_error(path: str) -> SourceError | None:
+    """Return the error that reading *path* as a transcript would meet, or ``None``."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return SourceError(f"{path}: no such file")
+    except PermissionError:
+        return SourceError(f"{path}: permission denied")
+    except OSError as exc:
+        return SourceError(f"{path}: {exc.strerror or exc}")
+    if os.path.isdir(path):
+        return SourceError(f"{path}: is a directory, not a transcript")
+    if st.st_size == 0 and os.path.isfile(path):
+        return SourceError(f"{path}: empty file, not a transcript")
+    return None
+
+
+def iter_chunks(stream: IO[bytes], *, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Yield the bytes of a finished binary stream in large chunks."""
+    while chunk := stream.read(chunk_bytes):
+        yield chunk
+
+
+async def aiter_chunks(
+    source: str | os.PathLike[str], *, chunk_bytes: int = CHUNK_BYTES
+) -> AsyncIterator[bytes]:
+    """Yield the bytes of a finished file, or of stdin when *source* is ``"-"``, in large chunks."""
+    import aiofiles  # here, not at the top: follow starts faster without it
+
+    if source == "-":
+        async with aiofiles.open(sys.stdin.buffer.fileno(), "rb", closefd=False) as f:
+            while chunk := await f.read(chunk_bytes):
+                yield chunk
+        return
+    target = os.fspath(source)
+    err = open_error(target)
+    if err is not None:
+        raise err
+    try:
+        async with aiofiles.open(target, "rb") as f:
+            while chunk := await f.read(chunk_bytes):
+                yield chunk
+    except OSError as exc:
+        raise SourceError(f"{target}: {exc.strerror or exc}") from None

@@ -1,0 +1,36 @@
+"""Sinks: where event batches end up.
+
+Every sink has the same two coroutines, ``send(batch)`` and ``aclose()``.
+``send`` returns once the batch's events are taken: written and flushed for a
+stream or file, so a caller that checkpoints after ``send`` never records
+progress that was not delivered.
+
+- :mod:`~agentminutes.sinks.encoding` — events to JSON lines;
+- :mod:`~agentminutes.sinks.protocol` — the :class:`Sink` protocol;
+- :mod:`~agentminutes.sinks.documents` — ``convert``/``stats`` output (JSONL, session JSON, stats);
+- :mod:`~agentminutes.sinks.streams` — stdout and files for ``follow``, and ``--to`` specs;
+- :mod:`~agentminutes.sinks.sockets` — TCP and Unix-socket collectors.
+"""
+
+from __future__ import annotations
+
+from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
+from agentminutes.sinks.encoding import append_jsonl, encode_event, jsonl_encoder, one_line
+from agentminutes.sinks.protocol import Sink
+from agentminutes.sinks.sockets import SocketSink
+from agentminutes.sinks.streams import FileSink, StreamSink, parse_sink_spec
+
+__all__ = (
+    "FileSink",
+    "JsonlSink",
+    "SessionJsonSink",
+    "Sink",
+    "SocketSink",
+    "StatsSink",
+    "StreamSink",
+    "append_jsonl",
+    "encode_event",
+    "jsonl_encoder",
+    "one_line",
+    "parse_sink_spec",
+)

@@ -1,0 +1,83 @@
+"""Encoding events as JSON lines: one reusable encoder, one event per line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from agentminutes.pipeline.batch import Batch
+from agentminutes.schema import Event
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = (
+    "append_jsonl",
+    "encode_event",
+    "jsonl_encoder",
+    "one_line",
+)
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def encode_event(event: Event) -> bytes:
+    """Encode one event as compact JSON (no trailing newline)."""
+    return _encoder.encode(event)
+
+
+def one_line(data: bytes) -> bytes:
+    """*data* (encoded JSON) on one line: verbatim payloads cut from a pretty-printed
+    source may hold newlines between tokens, which JSONL cannot carry."""
+    return msgspec.json.format(data, indent=0) if b"\n" in data else data
+
+
+def append_jsonl(
+    encoder: msgspec.json.Encoder,
+    events: list[Event],
+    buf: bytearray,
+    prefix: bytes = b"",
+    suffix: bytes = b"\n",
+) -> None:
+    """Append *events* to *buf* as lines ``prefix EVENT suffix``, one event per line.
+
+    The fast path encodes straight into *buf*; one count of the newlines
+    afterwards proves every event took exactly one line, and only if one did not
+    is the batch encoded again, event by event, with :func:`one_line`.
+    """
+    start = len(buf)
+    encode_into = encoder.encode_into
+    for ev in events:
+        if prefix:
+            buf += prefix
+        encode_into(ev, buf, -1)
+        buf += suffix
+    if buf.count(b"\n", start) == len(events):
+        return
+    del buf[start:]
+    for ev in events:
+        buf += prefix
+        buf += one_line(encoder.encode(ev))
+        buf += suffix
+
+
+# -- follow's sinks: lines out, as they come ------------------------------------------------
+
+#: Turns a batch into the bytes of its output lines (each ending with a newline).
+Encode = Callable[[Batch], bytes]
+
+
+def jsonl_encoder() -> Encode:
+    """Bare JSONL: one event per line, exactly as ``convert --format jsonl`` writes it."""
+    encoder = msgspec.json.Encoder()
+    buf = bytearray()
+
+    def encode(batch: Batch) -> bytes:
+        del buf[:]
+        append_jsonl(encoder, batch.events, buf)
+        return bytes(buf)
+
+    return encode
