@@ -1,0 +1,59 @@
+"""Where each harness keeps its sessions on disk: one locator module per harness.
+
+:mod:`~agentminutes.discovery.layouts.base` holds what they share (``SessionRef``,
+``ScanContext``, identity reads, the ``Locator`` base);
+:mod:`~agentminutes.discovery.layouts.registry` maps harness names to locators.
+"""
+
+from __future__ import annotations
+
+from agentminutes.discovery.layouts.antigravity import (
+    AntigravityLocator,
+    conversation_folder,
+    conversation_id_of,
+)
+from agentminutes.discovery.layouts.base import (
+    Gathered,
+    Item,
+    Locator,
+    Root,
+    ScanContext,
+    SessionRef,
+    build_ref,
+    check_session_id,
+    clean,
+    join,
+    read_identity,
+)
+from agentminutes.discovery.layouts.claude_code import ClaudeCodeLocator
+from agentminutes.discovery.layouts.codex import CodexLocator
+from agentminutes.discovery.layouts.copilot import CopilotLocator
+from agentminutes.discovery.layouts.documents import DocumentLocator
+from agentminutes.discovery.layouts.gemini_cli import GeminiCliLocator
+from agentminutes.discovery.layouts.pi import PiLocator
+from agentminutes.discovery.layouts.registry import LOCATORS, locator
+
+__all__ = (
+    "LOCATORS",
+    "AntigravityLocator",
+    "ClaudeCodeLocator",
+    "CodexLocator",
+    "CopilotLocator",
+    "DocumentLocator",
+    "Gathered",
+    "GeminiCliLocator",
+    "Item",
+    "Locator",
+    "PiLocator",
+    "Root",
+    "ScanContext",
+    "SessionRef",
+    "build_ref",
+    "check_session_id",
+    "clean",
+    "conversation_folder",
+    "conversation_id_of",
+    "join",
+    "locator",
+    "read_identity",
+)

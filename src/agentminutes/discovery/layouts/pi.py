@@ -1,0 +1,28 @@
+"""pi: ``sessions/<project>/*.jsonl``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from agentminutes.discovery.layouts.base import Item, Locator, ScanContext, is_dir_entry, join
+from agentminutes.errors import ScanError
+
+
+class PiLocator(Locator):
+    """``<root>/--<cwd with / as ->--/<time>_<session id>.jsonl``."""
+
+    harness = "pi"
+    join = "inline"
+
+    def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
+        for project in self._projects(root, ctx):
+            if isinstance(project, ScanError):
+                yield project
+                continue
+            folder, entries = project
+            for e in entries:
+                path = join(folder, e.name)
+                if not is_dir_entry(e) and e.name.endswith(".jsonl"):
+                    yield from self._ref(path, ctx)
+                else:
+                    ctx.skip_tree(path, is_dir_entry(e), "not a session transcript")
