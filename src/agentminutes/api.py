@@ -22,19 +22,18 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
     Callable,
-    Coroutine,
-    Iterable,
     Iterator,
     Sequence,
 )
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from agentminutes.errors import UsageError
 from agentminutes.harness import ConversationInfo, ParseOptions
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
-from agentminutes.pipeline.conversion import Conversion, open_sync_chunks, source_name
-from agentminutes.pipeline.documents import DocumentConversion, Feed, feeds, route, single_session
+from agentminutes.pipeline.conversion import source_name
+from agentminutes.pipeline.documents import DocumentConversion, Feed, feeds, route
+from agentminutes.pipeline.sync import staged, sync_feeds
 from agentminutes.schema import Event, Session
 from agentminutes.schema.session import SessionBuilder
 from agentminutes.stages import build_stages
@@ -167,62 +166,18 @@ def conversations(path: Source, *, harness: str = "auto") -> list[ConversationIn
     return DocumentConversion(found.document, found.adapter).conversations()
 
 
-def _drive(batches: AsyncIterator[Batch]) -> Iterator[Batch]:
-    """Run an async batch iterator to completion without an event loop.
-
-    Valid for chains that never wait on I/O: the sync source below and the
-    built-in stages. A stage that does wait gets a clear error.
-    """
-    while True:
-        step = cast("Coroutine[Any, Any, Batch]", batches.__anext__())
-        try:
-            step.send(None)
-        except StopIteration as done:
-            yield done.value
-            continue
-        except StopAsyncIteration:
-            return
-        step.close()
-        raise UsageError("a stage waited on I/O; use the async API (events/parse) for such stages")
-
-
-async def _from_sync(batches: Iterable[Batch]) -> AsyncIterator[Batch]:
-    for batch in batches:
-        yield batch
-
-
-def _staged(batches: Iterator[Batch], chain: Sequence[Stage]) -> Iterator[Batch]:
-    return _drive(apply_stages(_from_sync(batches), chain)) if chain else batches
-
-
-def _sync_feeds(
-    path: Source, conversation: str | None, every: bool, harness: str, options: ParseOptions
-) -> Iterator[tuple[Iterator[Batch], Callable[[], dict[str, int]]]]:
-    """Like :func:`~agentminutes.pipeline.documents.feeds`, with synchronous batches, for paths."""
-    if path == "-":
-        raise UsageError("the sync API reads paths; use the async API for stdin")
-    found = route(path, harness)
-    if found.document is None:
-        single_session(path, conversation)
-        conv = Conversion(name=source_name(path), harness=harness, options=options)
-        yield conv.iter_batches(open_sync_chunks(path)), lambda: conv.skipped
-        return
-    for feed in feeds(path, harness, options, conversation, every=every):
-        yield _drive(feed.batches), feed.skipped
-
-
 def iter_events(path: Source, **kwargs: Any) -> Iterator[Event]:
     """Synchronous twin of :func:`events` for a transcript path."""
     harness, conversation, chain, options = _split(kwargs)
-    for batches, _ in _sync_feeds(path, conversation, False, harness, options):
-        for batch in _staged(batches, chain):
+    for batches, _ in sync_feeds(path, conversation, False, harness, options):
+        for batch in staged(batches, chain):
             yield from batch.events
 
 
 def load(path: Source, **kwargs: Any) -> Session:
     """Synchronous twin of :func:`parse` for a transcript path."""
     harness, conversation, chain, options = _split(kwargs)
-    batches, skipped = next(_sync_feeds(path, conversation, False, harness, options))
+    batches, skipped = next(sync_feeds(path, conversation, False, harness, options))
     return _sync_session(batches, skipped, chain)
 
 
@@ -230,7 +185,7 @@ def _sync_session(
     batches: Iterator[Batch], skipped: Callable[[], dict[str, int]], chain: Sequence[Stage]
 ) -> Session:
     builder = SessionBuilder()
-    for batch in _staged(batches, chain):
+    for batch in staged(batches, chain):
         builder.add_all(batch.events)
     return builder.build(skipped())
 
@@ -242,7 +197,7 @@ def iter_sessions(path: Source, **kwargs: Any) -> Iterator[Session]:
         raise UsageError(
             "iter_sessions() goes through every conversation; use load(conversation=...)"
         )
-    for batches, skipped in _sync_feeds(path, None, True, harness, options):
+    for batches, skipped in sync_feeds(path, None, True, harness, options):
         yield _sync_session(batches, skipped, chain)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from agentminutes import timestamps
 from agentminutes.discovery.layouts import ClaudeCodeLocator, Root, ScanContext, build_ref, locator
@@ -38,6 +39,10 @@ from agentminutes.schema import (
     TokenUsage,
 )
 from agentminutes.schema.summary import StatsBuilder, with_prompt_total
+
+if TYPE_CHECKING:
+    from agentminutes.harness import ParseOptions
+    from agentminutes.pipeline.batch import Stage
 
 __all__ = ("aggregate", "task_stats", "task_stats_sync")
 
@@ -64,11 +69,13 @@ def _harness_of(path: str, harness: str) -> str:
     return cls.name
 
 
-def _stats_of(path: str, harness: str, parse: Mapping[str, object]) -> Stats:
-    from agentminutes.api import iter_events
+def _stats_of(path: str, harness: str, options: ParseOptions, chain: Sequence[Stage]) -> Stats:
+    from agentminutes.pipeline.sync import staged, sync_feeds
 
+    batches, _ = next(sync_feeds(path, None, False, harness, options))
     builder = StatsBuilder()
-    builder.add_all(iter_events(path, harness=harness, **parse))
+    for batch in staged(batches, chain):
+        builder.add_all(batch.events)
     return builder.build()
 
 
@@ -106,19 +113,20 @@ def task_stats_sync(
         parent.meta.session_id = conversation_id_of(source)
     ctx = ScanContext(nested=all_subagents)
     gathered = loc.gather(roots, parent, ctx) if loc is not None else None
-    parse: dict[str, object] = {
-        "permissive": permissive,
-        "harness_version": harness_version,
-        "text_form": text_form,
-        "promote": list(promote),
-    }
-    parts = [TaskTranscript(path=source, stats=_stats_of(source, name, parse))]
+    from agentminutes.harness import ParseOptions
+    from agentminutes.stages import build_stages
+
+    options = ParseOptions(
+        permissive=permissive, harness_version=harness_version, text_form=text_form
+    )
+    chain = build_stages(promote=promote)
+    parts = [TaskTranscript(path=source, stats=_stats_of(source, name, options, chain))]
     parts += [
         TaskTranscript(
             path=sub.path,
             subagent_id=sub.meta.subagent_id or sub.meta.session_id,
             is_subagent=True,
-            stats=_stats_of(sub.path, name, parse),
+            stats=_stats_of(sub.path, name, options, chain),
         )
         for sub in (gathered.subagents if gathered is not None else [])
     ]

@@ -7,8 +7,9 @@ the transcript is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from functools import cache
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Final
 
 from agentminutes import timestamps
 from agentminutes.schema.events import (
@@ -24,6 +25,7 @@ from agentminutes.schema.events import (
 )
 
 __all__ = (
+    "PROMPT_RULES",
     "UNKNOWN_TOOL",
     "ReportBuilder",
     "StatsBuilder",
@@ -57,14 +59,22 @@ def tool_interactions(events: Iterable[Event]) -> list[ToolInteraction]:
     return joined
 
 
-@cache
-def _prompt_rule(harness: str) -> str:
-    from agentminutes.harness import ADAPTERS
+#: How each harness's ``total_prompt_tokens`` is computed from its usage: ``"all"`` adds
+#: the cache reads and writes to ``input_tokens`` (Anthropic-shaped usage, where input
+#: excludes the cache), ``"input"`` takes ``input_tokens`` alone (it already counts the
+#: cached tokens). A harness not listed reports no prompt total (0), as the reference does.
+PROMPT_RULES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "claude-code": "all",
+        "codex": "input",
+        "gemini-cli": "all",
+        "pi": "all",
+    }
+)
 
-    for cls in ADAPTERS:
-        if cls.name == harness:
-            return cls.prompt_tokens
-    return ""
+
+def _prompt_rule(harness: str) -> str:
+    return PROMPT_RULES.get(harness, "")
 
 
 def with_prompt_total(usage: TokenUsage, harness: str) -> TokenUsage:
