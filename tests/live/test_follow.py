@@ -382,7 +382,7 @@ def test_many_transcripts_do_not_hold_a_file_each(tmp_path: Path) -> None:
 
 def test_a_whole_document_rewritten_on_every_turn_is_written_once(tmp_path: Path) -> None:
     # Legacy Gemini CLI sessions are one JSON document, rewritten in place each turn.
-    source = Path(__file__).parent.parent / "fixtures" / "gemini-cli" / "constructed"
+    source = Path(__file__).parent.parent.parent / "fixtures" / "gemini-cli" / "constructed"
     doc = json.loads((source / "session-2025-11-03T14-10-5e55a7e0.json").read_text())
     target = tmp_path / "session-2025-11-03T14-10-5e55a7e0.json"
     final = tmp_path / "final.json"
