@@ -143,4 +143,7 @@ def test_imports_are_read_wherever_they_stand(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     known = {"agentminutes.cli", "agentminutes.live", "agentminutes.live.runner"}
-    assert _imports(mod, "agentminutes.m", known) == {"agentminutes.cli", "agentminutes.live.runner"}
+    assert _imports(mod, "agentminutes.m", known) == {
+        "agentminutes.cli",
+        "agentminutes.live.runner",
+    }

@@ -1,8 +1,10 @@
 """The harness adapters and their registry.
 
 The registry is an explicit list, :data:`REGISTRY`: adding a harness means
-writing one module behind the :class:`~agentminutes.harness.Adapter` protocol
-and adding its name and class here (``ADAPTERS`` holds the classes themselves).
+writing one module (or package, one module per concern) behind the
+:class:`~agentminutes.harness.Adapter` protocol and adding its name and class
+here (``ADAPTERS`` holds the classes themselves); a harness whose usage sums
+have a prompt total also gets a rule in :data:`agentminutes.schema.summary.PROMPT_RULES`.
 Whole-document formats (data exports, databases) implement
 :class:`~agentminutes.harness.DocumentAdapter` and are listed in
 :data:`DOCUMENT_REGISTRY`. Detection asks each adapter, in this order, to

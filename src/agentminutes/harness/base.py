@@ -109,8 +109,6 @@ class Adapter(Protocol):
     name: ClassVar[str]
     #: The newest harness release whose transcripts this adapter was checked against.
     last_checked: ClassVar[str]
-    #: How ``total_prompt_tokens`` of a usage sum is composed: "all", "input" or "".
-    prompt_tokens: ClassVar[str]
     #: Skipped native records so far, by native record type.
     skipped: dict[str, int]
     #: The harness version the transcript revealed, once it has.
@@ -205,7 +203,6 @@ class DocumentAdapter(Protocol):
 
     name: ClassVar[str]
     last_checked: ClassVar[str]
-    prompt_tokens: ClassVar[str]
     #: The containers this format comes in: ``"json"``, ``"zip"``, ``"sqlite"``.
     containers: ClassVar[frozenset[str]]
     #: Where this format's conversations live inside an export ZIP.
@@ -239,11 +236,6 @@ class BaseAdapter:
 
     name: ClassVar[str] = ""
     last_checked: ClassVar[str] = ""
-    #: How a usage sum's ``total_prompt_tokens`` is composed for this harness:
-    #: ``"all"`` (fresh input plus cache reads and writes, for providers that
-    #: report them apart), ``"input"`` (input already includes cached tokens), or
-    #: ``""`` (not derivable: left out).
-    prompt_tokens: ClassVar[str] = ""
     #: Attributes that are configuration, not parsing state (left out of snapshots).
     _config_attrs: ClassVar[frozenset[str]] = frozenset({"options", "on_skip"})
 

@@ -165,7 +165,6 @@ class ClaudeAIAdapter(BaseDocumentAdapter):
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = ""
-    prompt_tokens: ClassVar[str] = ""
     containers: ClassVar[frozenset[str]] = frozenset({"json", "zip"})
     zip_member: ClassVar[str] = "conversations.json"
 

@@ -262,7 +262,6 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "2.1.232"  # the newest release in the transcripts we checked
-    prompt_tokens: ClassVar[str] = "all"
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)

@@ -173,7 +173,6 @@ class PiAdapter(BaseAdapter):
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.58.3"
-    prompt_tokens: ClassVar[str] = "all"
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)

@@ -166,7 +166,6 @@ class TurnsDBAdapter(BaseDocumentAdapter):
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = ""
-    prompt_tokens: ClassVar[str] = ""
     containers: ClassVar[frozenset[str]] = frozenset({"sqlite"})
     zip_member: ClassVar[str] = ""
 

@@ -33,7 +33,6 @@ class CodexAdapter(ExecStreamMixin, LegacyMixin):
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.146.0"
     #: Codex's ``input_tokens`` already include the cached ones.
-    prompt_tokens: ClassVar[str] = "input"  # input_tokens already count cached tokens
 
     # -- detection ---------------------------------------------------------
 

@@ -34,7 +34,6 @@ class GeminiCliAdapter(DocumentMixin):
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.56.0"
-    prompt_tokens: ClassVar[str] = "all"
 
     # -- detection ---------------------------------------------------------
 
