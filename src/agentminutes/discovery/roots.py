@@ -8,7 +8,8 @@ a user may have several config directories, or none yet.
 
 Each harness's relocation variable is honoured (``CLAUDE_CONFIG_DIR``, also a
 comma-separated list; ``CODEX_HOME``; ``COPILOT_HOME``; ``GEMINI_CLI_HOME``;
-``PI_CODING_AGENT_DIR``). With none of them set, the first root of each harness
+``PI_CODING_AGENT_DIR``; ``QWEN_RUNTIME_DIR`` or ``QWEN_HOME``). With none of them
+set, the first root of each harness
 is the reference CLI's default root. *Archive* roots hold finished sessions
 (Codex moves archived rollouts to ``archived_sessions/``): discovery searches
 them, ``follow`` does not watch them (a rollout moved there is not new).
@@ -103,6 +104,13 @@ def _pi_roots(env: Mapping[str, str]) -> list[Path]:
     return [base / "sessions"]
 
 
+def _qwen_roots(env: Mapping[str, str]) -> list[Path]:
+    # QWEN_RUNTIME_DIR holds the session state; QWEN_HOME relocates the whole ~/.qwen.
+    configured = env.get("QWEN_RUNTIME_DIR", "").strip() or env.get("QWEN_HOME", "").strip()
+    base = Path(configured).expanduser() if configured else _home(env) / ".qwen"
+    return [base / "projects", base / "tmp"]
+
+
 #: Every harness with a known transcript location, by harness name.
 ROOTS: dict[str, HarnessRoot] = {
     r.harness: r
@@ -119,6 +127,8 @@ ROOTS: dict[str, HarnessRoot] = {
         HarnessRoot("gemini-cli", _gemini_roots, ("*.jsonl",)),
         # --<cwd>--/<time>_<id>.jsonl
         HarnessRoot("pi", _pi_roots, ("*.jsonl",)),
+        # projects/<sanitized cwd>/chats/<id>.jsonl; older tmp/<hash>/chats/session-*.json
+        HarnessRoot("qwen-code", _qwen_roots, ("*.jsonl", "session-*.json")),
     )
 }
 

@@ -301,9 +301,29 @@ PI: Final = Vocabulary(
 )
 
 
+# -- qwen-code -----------------------------------------------------------------------
+
+QWEN_CODE: Final = Vocabulary(
+    harness="qwen-code",
+    record_type=_typed_by("system", "subtype"),
+    discriminators={
+        "assistant": ("message.parts[].*", "message.parts[].functionCall.name"),
+        "user": ("message.parts[].*",),
+        "tool_result": ("message.parts[].*", "toolCallResult.status"),
+        "system/ui_telemetry": ("systemPayload.uiEvent.event.name",),
+    },
+    deep={
+        "assistant": ("message.parts[]", "usageMetadata"),
+        "tool_result": ("message.parts[]", "toolCallResult"),
+        "system": ("systemPayload",),
+    },
+    normalize=_prefixes({"message.parts[].functionCall.name": ("mcp__",)}),
+)
+
+
 #: Every harness with a vocabulary, by name (alphabetical).
 VOCABULARIES: Final[dict[str, Vocabulary]] = {
-    v.harness: v for v in (ANTIGRAVITY, CLAUDE_CODE, CODEX, COPILOT, GEMINI_CLI, PI)
+    v.harness: v for v in (ANTIGRAVITY, CLAUDE_CODE, CODEX, COPILOT, GEMINI_CLI, PI, QWEN_CODE)
 }
 
 

@@ -65,6 +65,7 @@ REGISTRY: Final[tuple[tuple[str, str], ...]] = (
     ("copilot", "agentminutes.harness.copilot:CopilotAdapter"),
     ("gemini-cli", "agentminutes.harness.gemini_cli:GeminiCliAdapter"),
     ("pi", "agentminutes.harness.pi:PiAdapter"),
+    ("qwen-code", "agentminutes.harness.qwen_code:QwenCodeAdapter"),
 )
 
 #: The registry of whole-document adapters (data exports, databases), likewise.

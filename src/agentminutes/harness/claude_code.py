@@ -295,6 +295,10 @@ class ClaudeCodeAdapter(BaseAdapter):
                 return Confidence.POSSIBLE
             return Confidence.NO_MATCH
         kind = rec.type or ""
+        from agentminutes.harness.qwen_code import is_qwen_record
+
+        if is_qwen_record(first):  # Qwen Code's records share the envelope, not the message shape
+            return Confidence.NO_MATCH
         if kind in CONVERSATION_TYPES and rec.session_id and rec.uuid:
             return Confidence.CERTAIN
         if kind in SKIP_TYPES and (

@@ -69,6 +69,7 @@ PROMPT_RULES: Final[Mapping[str, str]] = MappingProxyType(
         "codex": "input",
         "gemini-cli": "all",
         "pi": "all",
+        "qwen-code": "all",
     }
 )
 

@@ -10,6 +10,7 @@ from agentminutes.discovery.layouts.copilot import CopilotLocator
 from agentminutes.discovery.layouts.documents import DocumentLocator
 from agentminutes.discovery.layouts.gemini_cli import GeminiCliLocator
 from agentminutes.discovery.layouts.pi import PiLocator
+from agentminutes.discovery.layouts.qwen_code import QwenCodeLocator
 
 __all__ = (
     "LOCATORS",
@@ -27,6 +28,7 @@ LOCATORS: dict[str, Locator] = {
         CopilotLocator(),
         GeminiCliLocator(),
         PiLocator(),
+        QwenCodeLocator(),
     )
 }
 

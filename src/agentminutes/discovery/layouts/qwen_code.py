@@ -1,0 +1,60 @@
+"""Qwen Code: ``projects/<project>/chats/<session>.jsonl``, older ``tmp/<hash>/chats/session-*.json``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from agentminutes.discovery.layouts.base import (
+    Item,
+    Locator,
+    ScanContext,
+    is_dir_entry,
+    join,
+    list_entries,
+)
+from agentminutes.errors import ScanError
+
+
+class QwenCodeLocator(Locator):
+    """``<root>/<project>/chats/<session id>.jsonl`` (and legacy ``session-<time>.json``).
+
+    Both of Qwen Code's roots have this shape: ``projects/`` (one folder per
+    working directory, its path sanitized into the name) and the older
+    ``tmp/`` (one folder per project hash). Everything else in a project
+    folder (``logs.json``, ``/chat save`` checkpoints, shell history) is
+    skipped: those are not session recordings.
+    """
+
+    harness = "qwen-code"
+    join = "inline"
+
+    def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
+        for project in self._projects(root, ctx):
+            if isinstance(project, ScanError):
+                yield project
+                continue
+            folder, entries = project
+            for e in entries:
+                path = join(folder, e.name)
+                if e.name == "chats" and is_dir_entry(e):
+                    yield from self._chats(path, ctx)
+                else:
+                    ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
+
+    def _chats(self, folder: str, ctx: ScanContext) -> Iterator[Item]:
+        try:
+            entries = list_entries(folder)
+        except OSError as exc:
+            yield self._error(folder, exc)
+            return
+        for e in entries:
+            path = join(folder, e.name)
+            if not is_dir_entry(e) and _RECORDING.fullmatch(e.name):
+                yield from self._ref(path, ctx)
+            else:
+                ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
+
+
+#: A JSONL recording (``<session id>.jsonl``) or a legacy whole-document session.
+_RECORDING = re.compile(r"[^.].*\.jsonl|session-.+\.json")
