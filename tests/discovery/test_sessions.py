@@ -256,10 +256,11 @@ def test_cli_usage_errors(home: Path, tmp_path: Path) -> None:
 def test_an_empty_home_counts_the_missing_roots(tmp_path: Path) -> None:
     p = _cli(tmp_path, "sessions", "--format", "json")
     assert (p.returncode, p.stdout) == (0, "[]\n")
-    # One per harness with default folders: antigravity, claude-code, codex, copilot, gemini-cli, pi.
+    # One per harness with default folders: antigravity, claude-code, codex, copilot, gemini-cli,
+    # pi, qwen-code.
     assert p.stderr == (
-        "agentminutes: skipped files: 6 root does not exist\n"
-        "agentminutes: 0 sessions, 0 filtered out, 6 skipped files, 0 errors\n"
+        "agentminutes: skipped files: 7 root does not exist\n"
+        "agentminutes: 0 sessions, 0 filtered out, 7 skipped files, 0 errors\n"
     )
     one = _cli(tmp_path, "sessions", "--harness", "codex")
     assert one.stderr == "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
