@@ -238,7 +238,6 @@ class QwenCodeAdapter(BaseAdapter):
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.9.1"
-    prompt_tokens: ClassVar[str] = "all"
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)
