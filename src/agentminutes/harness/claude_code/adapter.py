@@ -1,32 +1,47 @@
-"""Claude Code transcripts: ``~/.claude/projects/<project>/<session>.jsonl``.
-
-Subagent transcripts (``<session>/subagents/**/agent-*.jsonl``, and the older
-flat ``agent-*.jsonl``) are the same format with ``isSidechain`` set.
-
-Each line is one record ``{"type": ..., "uuid", "parentUuid", "timestamp",
-"sessionId", "version", "cwd", ...}``. One API message is split across several
-``assistant`` records (one content block each) that share ``message.id``, with
-usage written as a growing snapshot; they fold into exactly one
-``assistant_message`` carrying the final snapshot. Tool results arrive inside
-``user`` records, with the harness's structured view of the result in the
-``toolUseResult`` sidecar.
-"""
+"""The Claude Code adapter: records to events, folding each API message's snapshots into one."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 import msgspec
 from msgspec import Raw
 
 from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.claude_code.content import (
+    Blocks,
+    _bare_attachment_text,
+    _blocks,
+    _content_block,
+    _fetch_info,
+    _plain_text,
+    _strip_reminder,
+    _usage,
+)
+from agentminutes.harness.claude_code.records import (
+    _EMPTY_MESSAGE,
+    _Attachment,
+    _Block,
+    _decode_attachment,
+    _decode_message,
+    _decode_record,
+    _decode_str,
+    _Message,
+    _Record,
+)
+from agentminutes.harness.claude_code.vocabulary import (
+    CONVERSATION_TYPES,
+    HARNESS,
+    LOOSE_TOOL_TYPES,
+    QUIET_TYPES,
+    SKIP_TYPES,
+    TOOL_KINDS,
+)
 from agentminutes.schema import (
-    NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
     EventKind,
-    FetchInfo,
     Meta,
     Origin,
     Provenance,
@@ -41,182 +56,6 @@ from agentminutes.schema import (
 from agentminutes.timestamps import valid_timestamp
 
 __all__ = ("ClaudeCodeAdapter",)
-
-HARNESS: Final = "claude-code"
-
-
-class _Rendered(msgspec.Struct):
-    content: str | None = None
-
-
-class _Origin(msgspec.Struct):
-    kind: str | None = None
-
-
-class _Record(msgspec.Struct, rename="camel"):
-    """The fields of a record's envelope that steer parsing; bulky parts stay raw."""
-
-    type: str | None = None
-    uuid: str | None = None
-    parent_uuid: str | None = None
-    timestamp: str | None = None
-    session_id: str | None = None
-    version: str | None = None
-    cwd: str | None = None
-    git_branch: str | None = None
-    is_sidechain: bool | None = None
-    agent_id: str | None = None
-    is_meta: bool | None = None
-    is_compact_summary: bool | None = None
-    subtype: str | None = None
-    level: str | None = None
-    name: str | None = None
-    id: str | None = None
-    tool_use_id: str | None = msgspec.field(default=None, name="tool_use_id")
-    input: Raw = NO_RAW
-    output: Raw = NO_RAW
-    content: Raw = NO_RAW
-    message: Raw = NO_RAW
-    attachment: Raw = NO_RAW
-    tool_use_result: Raw = NO_RAW
-    is_api_error_message: bool | None = None
-    origin: _Origin | None = None
-    rendered: list[_Rendered | None] | None = None
-    rendered_in_human_turn: list[_Rendered | None] | None = None
-
-
-class _Message(msgspec.Struct):
-    id: str | None = None
-    model: str | None = None
-    stop_reason: str | None = None
-    content: Raw = NO_RAW
-    usage: Raw = NO_RAW
-
-
-_EMPTY_MESSAGE: Final = _Message()
-
-
-class _Block(msgspec.Struct):
-    type: str | None = None
-    text: str | None = None
-    thinking: str | None = None
-    signature: str | None = None
-    id: str | None = None
-    name: str | None = None
-    input: Raw = NO_RAW
-    tool_use_id: str | None = None
-    is_error: bool | None = None
-    content: Raw = NO_RAW
-
-
-class _File(msgspec.Struct):
-    content: str | None = None
-
-
-class _Attachment(msgspec.Struct, rename="camel"):
-    """The attachment fields a system event's text may come from.
-
-    The string and list fields are typed (a wrong type makes the attachment
-    malformed); ``content``, ``text`` and ``prompt`` take many shapes and are
-    read loosely.
-    """
-
-    type: str | None = None
-    content: Raw = NO_RAW
-    text: Raw = NO_RAW
-    prompt: Raw = NO_RAW
-    snippet: str | None = None
-    banner: str | None = None
-    added_lines: list[str | None] | None = None
-    added_blocks: list[str | None] | None = None
-    system_prompt: list[str | None] | None = None
-    files: list[_File | None] | None = None
-
-
-class _Fetch(msgspec.Struct):
-    url: str | None = None
-    bytes: int | None = None
-    code: int | None = None
-    duration_ms: int | None = msgspec.field(default=None, name="durationMs")
-
-
-_decode_record = msgspec.json.Decoder(_Record).decode
-_decode_message = msgspec.json.Decoder(_Message | None).decode
-_decode_block = msgspec.json.Decoder(_Block | None).decode
-_decode_blocks = msgspec.json.Decoder(str | list[Raw] | None).decode
-_decode_attachment = msgspec.json.Decoder(_Attachment).decode
-_decode_usage = msgspec.json.Decoder(dict[str, Raw] | None).decode
-_decode_int = msgspec.json.Decoder(int | None).decode
-_decode_str = msgspec.json.Decoder(str).decode
-_decode_fetch = msgspec.json.Decoder(_Fetch).decode
-
-#: Records that carry model-visible content and become events (``cost-state``
-#: is the harness's running cost ledger, kept as a system event).
-CONVERSATION_TYPES: Final = frozenset({"user", "assistant", "system", "attachment", "cost-state"})
-
-#: Harness and UI bookkeeping with nothing the model saw: counted, not emitted.
-SKIP_TYPES: Final = frozenset(
-    {
-        "mode",
-        "permission-mode",
-        "ai-title",
-        "last-prompt",
-        "file-history-snapshot",
-        "file-history-delta",
-        "queue-operation",
-        "atis-latch",
-        "bridge-session",
-        "frame-link",
-        "pr-link",
-    }
-)
-
-#: Record types the reference rejects that we read as documented skips: session
-#: titles and naming, UI progress ticks (an ``agent_progress`` tick repeats what
-#: the subagent's own transcript records, so counting it would double count),
-#: workflow journal entries and links to other sessions or branches. None of
-#: them carries anything the model saw.
-QUIET_TYPES: Final = frozenset(
-    {
-        "progress",
-        "summary",
-        "custom-title",
-        "agent-name",
-        "worktree-state",
-        "relocated",
-        "started",
-        "result",
-        "fork-context-ref",
-        "teleported-from",
-    }
-)
-
-#: Early top-level tool records (``{"type": "tool_use", "name", "input"}`` and
-#: ``{"type": "tool_result", "name", "output"}``) seen in drifted transcripts.
-LOOSE_TOOL_TYPES: Final = frozenset({"tool_use", "tool_result"})
-
-#: Native tool names mapped onto ACP tool kinds; any other name is ``other``.
-TOOL_KINDS: Final[dict[str, str]] = {
-    "Read": ToolKind.READ,
-    "Glob": ToolKind.SEARCH,
-    "Grep": ToolKind.SEARCH,
-    "ToolSearch": ToolKind.SEARCH,
-    "TaskOutput": ToolKind.READ,
-    "Bash": ToolKind.EXECUTE,
-    "Edit": ToolKind.EDIT,
-    "Write": ToolKind.EDIT,
-    "NotebookEdit": ToolKind.EDIT,
-    "WebFetch": ToolKind.FETCH,
-    "WebSearch": ToolKind.FETCH,
-    "TodoWrite": ToolKind.THINK,
-}
-
-_USAGE_KEYS: Final = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-)
 
 
 class _Fold:
@@ -763,136 +602,3 @@ class _Rejected(Exception):
 
     def __init__(self, event: Event) -> None:
         self.event = event
-
-
-_REMINDER_OPEN: Final = "<system-reminder>\n"
-_REMINDER_CLOSE: Final = "\n</system-reminder>"
-
-
-def _strip_reminder(text: str) -> str:
-    """Remove the exact ``<system-reminder>`` wrapper the harness delivers text in."""
-    if text.startswith(_REMINDER_OPEN):
-        rest = text[len(_REMINDER_OPEN) :]
-        if rest.endswith(_REMINDER_CLOSE):
-            return rest[: -len(_REMINDER_CLOSE)]
-    return text
-
-
-def _joined(items: list[str | None] | None, sep: str, *, keep_empty: bool) -> str:
-    if not items:
-        return ""
-    return sep.join(x or "" for x in items if keep_empty or x)
-
-
-def _loose_str(raw: Raw) -> str:
-    if not raw:
-        return ""
-    try:
-        return _decode_str(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return ""
-
-
-def _bare_attachment_text(att: _Attachment) -> str:
-    """An attachment's own text: its string ``content`` or ``text``, else a per-type field."""
-    text = _loose_str(att.content) or _loose_str(att.text)
-    if text:
-        return text
-    kind = att.type or ""
-    if kind in ("deferred_tools_delta", "agent_listing_delta"):
-        return _joined(att.added_lines, "\n", keep_empty=True)
-    if kind == "mcp_instructions_delta":
-        return _joined(att.added_blocks, "\n\n", keep_empty=True)
-    if kind == "edited_text_file":
-        return att.snippet or ""
-    if kind == "read_truncation_notice":
-        return att.banner or ""
-    if kind == "instructions":
-        return _joined(
-            [f.content if f else None for f in att.files or ()], "\n\n", keep_empty=False
-        )
-    if kind == "prompt_snapshot":
-        return _joined(att.system_prompt, "\n\n", keep_empty=False)
-    if kind == "queued_command":
-        return _prompt_text(att.prompt)
-    return ""
-
-
-def _prompt_text(raw: Raw) -> str:
-    if not raw:
-        return ""
-    try:
-        blocks = _blocks(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return ""
-    if isinstance(blocks, str):
-        return blocks
-    return _plain_text(blocks)
-
-
-def _content_block(b: _Block | None, raw: Raw) -> ContentBlock:
-    if b is None:
-        return ContentBlock(kind="other", raw=raw)
-    if b.type == "text":
-        return ContentBlock(kind="text", text=b.text or "")
-    if b.type == "image":
-        return ContentBlock(kind="image", raw=raw)
-    if b.type == "document":
-        return ContentBlock(kind="document", raw=raw)
-    return ContentBlock(kind="other", raw=raw)
-
-
-def _plain_text(blocks: list[tuple[_Block | None, Raw]]) -> str:
-    return "\n".join(b.text for b, _ in blocks if b is not None and b.type == "text" and b.text)
-
-
-#: A message's content: a bare string, or typed blocks each with its verbatim JSON.
-Blocks = str | list[tuple["_Block | None", Raw]]
-
-
-def _blocks(raw: Raw) -> Blocks:
-    """Decode message content: a string (one text block) or an array of blocks.
-
-    Every element is decoded before anything is emitted, so a malformed
-    element rejects the whole record, never half of it.
-    """
-    if not raw:
-        return []
-    value = _decode_blocks(raw)
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return value
-    return [(_decode_block(item), item) for item in value]
-
-
-def _usage(raw: Raw) -> TokenUsage | None:
-    fields = _decode_usage(raw)
-    if fields is None:
-        return None
-    counts = [0, 0, 0, 0]
-    for i, key in enumerate(_USAGE_KEYS):
-        value = fields.pop(key, None)
-        if value is not None:
-            counts[i] = _decode_int(value) or 0
-    return TokenUsage(
-        input_tokens=counts[0],
-        output_tokens=counts[1],
-        cache_read_input_tokens=counts[2],
-        cache_creation_input_tokens=counts[3],
-        extra=fields or None,
-    )
-
-
-def _fetch_info(raw: Raw) -> FetchInfo | None:
-    if not raw or not bytes(raw).lstrip().startswith(b"{"):
-        return None
-    try:
-        f = _decode_fetch(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    if not f.url:
-        return None
-    return FetchInfo(
-        url=f.url, raw_bytes=f.bytes or 0, status_code=f.code or 0, duration_ms=f.duration_ms or 0
-    )

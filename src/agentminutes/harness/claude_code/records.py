@@ -1,0 +1,118 @@
+"""The record Structs a Claude Code line decodes into, and their decoders (the fields that steer dispatch; bulky parts stay ``Raw``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+from msgspec import Raw
+
+from agentminutes.schema import (
+    NO_RAW,
+)
+
+
+class _Rendered(msgspec.Struct):
+    content: str | None = None
+
+
+class _Origin(msgspec.Struct):
+    kind: str | None = None
+
+
+class _Record(msgspec.Struct, rename="camel"):
+    """The fields of a record's envelope that steer parsing; bulky parts stay raw."""
+
+    type: str | None = None
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    timestamp: str | None = None
+    session_id: str | None = None
+    version: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    is_sidechain: bool | None = None
+    agent_id: str | None = None
+    is_meta: bool | None = None
+    is_compact_summary: bool | None = None
+    subtype: str | None = None
+    level: str | None = None
+    name: str | None = None
+    id: str | None = None
+    tool_use_id: str | None = msgspec.field(default=None, name="tool_use_id")
+    input: Raw = NO_RAW
+    output: Raw = NO_RAW
+    content: Raw = NO_RAW
+    message: Raw = NO_RAW
+    attachment: Raw = NO_RAW
+    tool_use_result: Raw = NO_RAW
+    is_api_error_message: bool | None = None
+    origin: _Origin | None = None
+    rendered: list[_Rendered | None] | None = None
+    rendered_in_human_turn: list[_Rendered | None] | None = None
+
+
+class _Message(msgspec.Struct):
+    id: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
+    content: Raw = NO_RAW
+    usage: Raw = NO_RAW
+
+
+_EMPTY_MESSAGE: Final = _Message()
+
+
+class _Block(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+    signature: str | None = None
+    id: str | None = None
+    name: str | None = None
+    input: Raw = NO_RAW
+    tool_use_id: str | None = None
+    is_error: bool | None = None
+    content: Raw = NO_RAW
+
+
+class _File(msgspec.Struct):
+    content: str | None = None
+
+
+class _Attachment(msgspec.Struct, rename="camel"):
+    """The attachment fields a system event's text may come from.
+
+    The string and list fields are typed (a wrong type makes the attachment
+    malformed); ``content``, ``text`` and ``prompt`` take many shapes and are
+    read loosely.
+    """
+
+    type: str | None = None
+    content: Raw = NO_RAW
+    text: Raw = NO_RAW
+    prompt: Raw = NO_RAW
+    snippet: str | None = None
+    banner: str | None = None
+    added_lines: list[str | None] | None = None
+    added_blocks: list[str | None] | None = None
+    system_prompt: list[str | None] | None = None
+    files: list[_File | None] | None = None
+
+
+class _Fetch(msgspec.Struct):
+    url: str | None = None
+    bytes: int | None = None
+    code: int | None = None
+    duration_ms: int | None = msgspec.field(default=None, name="durationMs")
+
+
+_decode_record = msgspec.json.Decoder(_Record).decode
+_decode_message = msgspec.json.Decoder(_Message | None).decode
+_decode_block = msgspec.json.Decoder(_Block | None).decode
+_decode_blocks = msgspec.json.Decoder(str | list[Raw] | None).decode
+_decode_attachment = msgspec.json.Decoder(_Attachment).decode
+_decode_usage = msgspec.json.Decoder(dict[str, Raw] | None).decode
+_decode_int = msgspec.json.Decoder(int | None).decode
+_decode_str = msgspec.json.Decoder(str).decode
+_decode_fetch = msgspec.json.Decoder(_Fetch).decode
