@@ -160,7 +160,7 @@ class GeminiCliAdapter(DocumentMixin):
                 system=SystemEvent(subtype="history_rewrite", text=text, details=Raw(src.raw)),
             )
         )
-        self.current = []
+        self.current = {}
         for r, item in zip(recs, items, strict=True):
             self._message(r, _Src(src.first, src.last, bytes(item)), out, replayed=True)
 
@@ -168,9 +168,10 @@ class GeminiCliAdapter(DocumentMixin):
         self._release(out)
         self._ensure_meta(src, out)
         if target in self.current:
-            del self.current[self.current.index(target) :]
+            ids = list(self.current)
+            self.current = dict.fromkeys(ids[: ids.index(target)])
         else:
-            self.current = []
+            self.current = {}
         out.append(
             Event(
                 kind=EventKind.SYSTEM,

@@ -93,7 +93,7 @@ class MessagesMixin(GeminiCommon):
         self._release(out)
         self._ensure_meta(src, out)
         if message_id and message_id not in self.current:
-            self.current.append(message_id)
+            self.current[message_id] = None
         if message_id and message_id in self.seen:
             # An earlier message written again: only what it newly shows is an event.
             before = len(out)
