@@ -7,27 +7,68 @@
     ├── DetectError         no registered adapter recognizes a transcript's head
     ├── SourceError         a transcript cannot be read at all (missing, a directory, empty …)
     │   └── ScanError       one file a session scan could not read or identify (the scan goes on)
+    ├── OutputError         output cannot be written where it should go (a missing folder, a
+    │                       full disk, a closed stdout, the input transcript itself)
     └── UsageError          options that contradict each other or name nothing known
 
 Every error renders as one line; the CLI prints it after ``Error:`` and exits non-zero.
+What an error quotes from a transcript (a record type, a value) may hold line breaks,
+terminal control codes or megabytes: :func:`one_line` escapes and cuts it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Final
 
 __all__ = (
     "AgentminutesError",
     "DetectError",
+    "OutputError",
     "ParseError",
     "ScanError",
     "SourceError",
     "UsageError",
+    "one_line",
 )
+
+#: Characters escaped in messages: controls (C0, DEL, C1), every character
+#: ``str.splitlines`` breaks on (U+2028, U+2029 …) and lone surrogates.
+_UNSAFE: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+#: The longest message (in characters) an error renders; the middle of a longer one is cut.
+MESSAGE_LIMIT: Final = 2000
+#: The longest reason a :class:`ParseError` quotes (values copied from the input).
+REASON_LIMIT: Final = 400
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    named = _NAMED.get(ch)
+    if named is not None:
+        return named
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """*text* as one printable line: line breaks and control codes escaped, the middle of
+    a text longer than *limit* characters cut (its length said)."""
+    if len(text) > limit:
+        keep = max(limit // 2 - 20, 1)
+        text = f"{text[:keep]}…[{len(text) - 2 * keep} characters cut]…{text[-keep:]}"
+    return _UNSAFE.sub(_escape, text)
 
 
 class AgentminutesError(Exception):
-    """Base class of every error agentminutes raises on purpose."""
+    """Base class of every error agentminutes raises on purpose.
+
+    ``str()`` of one is always a single printable line (see :func:`one_line`).
+    """
+
+    def __str__(self) -> str:
+        return one_line(super().__str__())
 
 
 class ParseError(AgentminutesError):
@@ -52,7 +93,7 @@ class ParseError(AgentminutesError):
         unit: str = "line",
     ) -> None:
         self.harness = harness
-        self.reason = reason
+        self.reason = one_line(reason, REASON_LIMIT)
         self.line = line
         self.version = version
         self.last_checked = last_checked
@@ -125,6 +166,10 @@ class ScanError(SourceError):
         self.cause = cause
         parts = [p for p in (harness, path) if p]
         super().__init__(": ".join([*parts, cause]))
+
+
+class OutputError(AgentminutesError):
+    """Output cannot be written where it should go; nothing half-written is left there."""
 
 
 class UsageError(AgentminutesError):

@@ -17,7 +17,9 @@ __all__ = ("main",)
 
 
 def _fail(message: str, code: int = 1) -> int:
-    print(f"Error: {message}", file=sys.stderr)
+    from agentminutes.errors import one_line
+
+    print(f"Error: {one_line(message)}", file=sys.stderr)
     return code
 
 
@@ -51,15 +53,18 @@ def main(argv: list[str] | None = None) -> int:
 
         catch_early_signals()
     from agentminutes.errors import AgentminutesError
+    from agentminutes.sinks.output import guard_stdout
 
+    guard_stdout()
     try:
         code = _fast_path(args)
-        if code is not None:
-            return code
-        from agentminutes.cli.app import app
+        if code is None:
+            from agentminutes.cli.app import app
 
-        result = app(args=args, prog_name="agentminutes", standalone_mode=False)
-        return result if isinstance(result, int) else 0
+            result = app(args=args, prog_name="agentminutes", standalone_mode=False)
+            code = result if isinstance(result, int) else 0
+        sys.stdout.flush()  # a failing stdout fails here, as one line, not at exit
+        return code
     except AgentminutesError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:

@@ -7,12 +7,8 @@ can differ only in parsing.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import IO
+from collections.abc import Sequence
 
 import anyio
 
@@ -21,39 +17,10 @@ from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Stage, apply_stages
 from agentminutes.pipeline.documents import Feed, feeds
 from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
+from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
 
 __all__ = ("run_convert", "run_stats")
-
-
-@contextmanager
-def _output(path: str | None, *, atomic: bool) -> Iterator[IO[bytes]]:
-    """Where a command writes: stdout or a file; *atomic* output appears only on success.
-
-    Atomic stdout output is spooled (in memory up to 32 MiB, then on disk),
-    so a failed parse prints no half document and memory stays bounded.
-    """
-    if path is None and not atomic:
-        yield sys.stdout.buffer
-        return
-    if path is None:
-        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
-            yield spool
-            spool.seek(0)
-            out = sys.stdout.buffer
-            while chunk := spool.read(1 << 20):
-                out.write(chunk)
-            out.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".agentminutes-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def _feed(
@@ -73,7 +40,7 @@ async def _convert(fmt: str, output: str | None, job: Feed) -> None:
         await _convert_acp(output, job)
         return
     if fmt == "jsonl":
-        with _output(output, atomic=False) as stream:
+        with open_output(output, atomic=False) as stream:
             jsonl = JsonlSink(stream, flush=output is None)
             events = 0
             async for batch in job.batches:
@@ -82,7 +49,7 @@ async def _convert(fmt: str, output: str | None, job: Feed) -> None:
             await jsonl.aclose()
         _skip_summary(events, job.skipped())
         return
-    with _output(output, atomic=True) as stream:
+    with open_output(output, atomic=True) as stream:
         sink = SessionJsonSink(stream)
         async for batch in job.batches:
             await sink.send(batch)
@@ -99,7 +66,7 @@ async def _convert_acp(output: str | None, job: Feed) -> None:
     projector = Projector()
     encoder = msgspec.json.Encoder()
     events = 0
-    with _output(output, atomic=False) as stream:
+    with open_output(output, atomic=False) as stream:
         buf = bytearray()
         async for batch in job.batches:
             del buf[:]
@@ -128,7 +95,7 @@ async def _convert_all(
     """Every session of *transcript*, one whole-session JSON document per line."""
     sessions = events = 0
     skipped: dict[str, int] = {}
-    with _output(output, atomic=output is not None) as stream:
+    with open_output(output, atomic=output is not None) as stream:
         for feed in feeds(transcript, harness, options, every=True):
             sink = SessionJsonSink(stream, indent=0)
             async for batch in apply_stages(feed.batches, stages):
@@ -164,7 +131,7 @@ def _options(
 
 
 async def _stats(output: str | None, job: Feed) -> None:
-    with _output(output, atomic=True) as stream:
+    with open_output(output, atomic=True) as stream:
         sink = StatsSink(stream)
         async for batch in job.batches:
             await sink.send(batch)
@@ -191,6 +158,7 @@ def run_convert(
     ``session/update`` notifications (acp), or every session."""
     if fmt not in ("json", "jsonl", "acp"):
         raise UsageError(f'unknown format "{fmt}" (want json, jsonl or acp)')
+    refuse_inputs(output, [transcript])
     options = _options(harness_version, permissive, keep_raw, text_form)
     stages = build_stages(promote=promote or (), max_payload_bytes=max_payload_bytes)
     if every:
@@ -221,6 +189,7 @@ def run_stats(
 ) -> None:
     """``agentminutes stats``: the behavioural summary of one session (or, with
     ``include_subagents``, of its whole task)."""
+    refuse_inputs(output, [transcript])
     if include_subagents:
         if conversation:
             raise UsageError("--include-subagents reads transcripts; drop --conversation")
@@ -272,7 +241,7 @@ def _task_stats(
     )
     encoded = msgspec.json.Encoder(order="deterministic").encode(task)
     data = msgspec.json.format(encoded, indent=2) + b"\n"
-    with _output(output, atomic=True) as stream:
+    with open_output(output, atomic=True) as stream:
         stream.write(data)
     left_out = nested_left_out(task, all_subagents)
     if left_out:

@@ -31,6 +31,10 @@ Rules:
   that changed any other way (rewritten, truncated, or a sidecar edited in
   place), or a copy that no longer matches the manifest, is **reported and
   left as it is**: the archive never silently overwrites what it holds.
+* **Modes as any program's.** New copies, normalized sessions and the
+  manifest are created with mode 0666 less the umask (a private archive is
+  ``umask 077`` away); a rewritten normalized session or manifest keeps the
+  mode it had.
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -51,6 +54,7 @@ from agentminutes import timestamps
 from agentminutes.discovery.layouts import Root, ScanContext, SessionRef, join, locator
 from agentminutes.discovery.sessions import Scan, When, harness_roots
 from agentminutes.errors import AgentminutesError, ParseError, ScanError, UsageError
+from agentminutes.sinks.output import new_file, replace_file, write_file
 
 __all__ = (
     "MANIFEST",
@@ -248,7 +252,7 @@ def _copy(
             return _Copy("extended", entry=entry(held_size + added, h.hexdigest()))
         folder = os.path.dirname(dest)
         os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".agentminutes-", dir=folder)
+        fd, tmp = new_file(folder)  # mode 0666 less the umask, as any new file
         try:
             h = hashlib.sha256()
             with os.fdopen(fd, "wb") as out:
@@ -283,29 +287,17 @@ def _normalize(copy: str, harness: str, permissive: bool) -> None:
     from agentminutes.sinks.documents import SessionJsonSink
 
     target = copy + NORMALIZED_SUFFIX
-    folder = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(prefix=".agentminutes-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            conv = Conversion(
-                name=copy, harness=harness, options=ParseOptions(permissive=permissive)
-            )
+    conv = Conversion(name=copy, harness=harness, options=ParseOptions(permissive=permissive))
+    with replace_file(target, fsync=True) as out:
 
-            async def run() -> None:
-                sink = SessionJsonSink(out)
-                async for batch in conv.batches(open_chunks(copy)):
-                    await sink.send(batch)
-                sink.finish(conv.skipped)
-                await sink.aclose()
+        async def run() -> None:
+            sink = SessionJsonSink(out)
+            async for batch in conv.batches(open_chunks(copy)):
+                await sink.send(batch)
+            sink.finish(conv.skipped)
+            await sink.aclose()
 
-            anyio.run(run)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        anyio.run(run)
 
 
 # -- selecting -------------------------------------------------------------------------------------
@@ -527,12 +519,7 @@ def _write_manifest(target: str, held: dict[str, ManifestEntry]) -> None:
         with open(path, "rb") as f:
             if f.read() == data:
                 return
-    fd, tmp = tempfile.mkstemp(prefix=".agentminutes-", dir=target)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+    write_file(path, data, fsync=True)
 
 
 async def archive(

@@ -9,16 +9,24 @@ progress that was not delivered.
 - :mod:`~agentminutes.sinks.protocol` — the :class:`Sink` protocol;
 - :mod:`~agentminutes.sinks.documents` — ``convert``/``stats`` output (JSONL, session JSON, stats);
 - :mod:`~agentminutes.sinks.streams` — stdout and files for ``follow``, and ``--to`` specs;
-- :mod:`~agentminutes.sinks.sockets` — TCP and Unix-socket collectors.
+- :mod:`~agentminutes.sinks.sockets` — TCP and Unix-socket collectors;
+- :mod:`~agentminutes.sinks.output` — where a command's output goes (``-o``, stdout).
+
+The names below are loaded on first use, so that a command importing one
+module (the command line's stdout guard) does not pay for all of them.
 """
 
 from __future__ import annotations
 
-from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
-from agentminutes.sinks.encoding import append_jsonl, encode_event, jsonl_encoder, one_line
-from agentminutes.sinks.protocol import Sink
-from agentminutes.sinks.sockets import SocketSink
-from agentminutes.sinks.streams import FileSink, StreamSink, parse_sink_spec
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
+    from agentminutes.sinks.encoding import append_jsonl, encode_event, jsonl_encoder, one_line
+    from agentminutes.sinks.protocol import Sink
+    from agentminutes.sinks.sockets import SocketSink
+    from agentminutes.sinks.streams import FileSink, StreamSink, parse_sink_spec
 
 __all__ = (
     "FileSink",
@@ -34,3 +42,27 @@ __all__ = (
     "one_line",
     "parse_sink_spec",
 )
+
+_HOMES = {
+    "FileSink": "streams",
+    "JsonlSink": "documents",
+    "SessionJsonSink": "documents",
+    "Sink": "protocol",
+    "SocketSink": "sockets",
+    "StatsSink": "documents",
+    "StreamSink": "streams",
+    "append_jsonl": "encoding",
+    "encode_event": "encoding",
+    "jsonl_encoder": "encoding",
+    "one_line": "encoding",
+    "parse_sink_spec": "streams",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
