@@ -226,8 +226,13 @@ async def _followed(
     max_payload_bytes: int,
     stages: Sequence[Stage],
 ) -> AsyncGenerator[Envelope, None]:
-    from agentminutes.live.follower import Envelope, Mark, make_follower
+    import msgspec
 
+    from agentminutes.live.follower import Envelope, Mark, make_follower
+    from agentminutes.live.ids import event_id
+    from agentminutes.sinks.encoding import one_line
+
+    encode = msgspec.json.Encoder().encode
     chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
     follower, follow_state = make_follower(
         targets,
@@ -246,14 +251,28 @@ async def _followed(
     )
     try:
         async with aclosing(follower.batches()) as source:
-            async for batch in apply_stages(source, chain):
+            async for batch in apply_stages(source, chain, keep_marks=True):
                 mark = batch.mark
-                if isinstance(mark, Mark):
-                    for ev in batch.events:
-                        yield Envelope(transcript=mark.transcript, harness=mark.harness, event=ev)
-                    # The consumer has taken every event of the batch: record the progress.
-                    if follow_state is not None and mark.entry is not None:
-                        follow_state.update(mark.transcript, mark.entry)
+                if not isinstance(mark, Mark):
+                    if batch.events:
+                        raise UsageError(
+                            f"a stage yielded {len(batch.events)} events with a mark that is "
+                            f"not the follower's ({type(mark).__name__}): pass each batch's "
+                            "mark on unchanged (see agentminutes.stages)"
+                        )
+                    continue
+                for ev in batch.events:
+                    yield Envelope(
+                        transcript=mark.transcript,
+                        harness=mark.harness,
+                        id=event_id(mark.identity, ev, one_line(encode(ev))),
+                        session_id=mark.session_id,
+                        is_subagent=mark.is_subagent,
+                        event=ev,
+                    )
+                # The consumer has taken every event of the batch: record the progress.
+                if follow_state is not None and mark.entry is not None:
+                    follow_state.update(mark.transcript, mark.entry)
                 if follow_state is not None:
                     follow_state.save_if_due()
     finally:

@@ -250,9 +250,21 @@ def test_folder_picks_up_a_subagent_appearing_mid_session(tmp_path: Path) -> Non
         f.kill()
     by_file: dict[str, list] = {}
     for envelope in f.events:
-        assert set(envelope) == {"transcript", "harness", "event"}
+        assert list(envelope) == [
+            "transcript",
+            "harness",
+            "id",
+            "session_id",
+            "is_subagent",
+            "event",
+        ]
         assert envelope["harness"] == "claude-code"
-        by_file.setdefault(envelope["transcript"], []).append(envelope["event"])
+        events = by_file.setdefault(envelope["transcript"], [])
+        events.append(envelope["event"])
+        meta = events[0]["session_meta"]
+        # every envelope names its transcript's session, known from its first event on
+        assert envelope["session_id"] == meta["session_id"] != ""
+        assert envelope["is_subagent"] is meta.get("is_subagent", False)
     assert by_file == {str(main): expected(SMALL), str(sub): expected(SUBAGENT)}
     assert by_file[str(sub)][0]["session_meta"]["is_subagent"] is True
 

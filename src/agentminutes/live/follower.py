@@ -37,7 +37,8 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -53,6 +54,7 @@ from agentminutes.harness import (
     detect,
     is_document_adapter,
 )
+from agentminutes.live.ids import IDENTITY_HEAD_BYTES, transcript_identity
 from agentminutes.live.state import FollowState, encode_snapshot
 from agentminutes.live.tail import (
     PollWaker,
@@ -97,22 +99,38 @@ class Envelope(msgspec.Struct, kw_only=True):
     """One event of a multi-transcript follow, with the transcript it came from.
 
     As JSON (one per line): ``{"transcript": "/abs/path.jsonl", "harness":
-    "claude-code", "event": {...}}``; the event is exactly what ``convert
-    --format jsonl`` prints for that transcript.
+    "claude-code", "id": "…", "session_id": "…", "is_subagent": false,
+    "event": {...}}``; the event is exactly what ``convert --format jsonl``
+    prints for that transcript.
+    ``id`` is the event's deterministic id (:mod:`agentminutes.live.ids`): the
+    same in every delivery of the event, so a collector drops repeats by it.
+    ``session_id`` and ``is_subagent`` come from the transcript's
+    ``session_meta`` (remembered in ``--state``, so they are there after a
+    resume too); empty until the transcript has written one.
     """
 
     transcript: str
     harness: str
+    id: str = ""
+    session_id: str = ""
+    is_subagent: bool = False
     event: Event
 
 
 @dataclass(slots=True)
 class Mark:
-    """What a follow batch completes: a transcript, and the progress to save for it."""
+    """What a follow batch completes: a transcript, and the progress to save for it.
+
+    ``identity`` is the transcript's identity (:func:`~agentminutes.live.ids.transcript_identity`,
+    what event ids start with); ``session_id``/``is_subagent`` are its ``session_meta``'s.
+    """
 
     transcript: str
     harness: str
     entry: dict[str, Any] | None = None
+    identity: str = ""
+    session_id: str = ""
+    is_subagent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +267,11 @@ class _Transcript:
         #: For a whole-document transcript (rewritten, not appended to): digests
         #: of the events written so far, kept across its rewrites.
         self.shown: set[str] = set()
-        #: session id and cwd from the transcript's session_meta, once seen.
+        #: session id, cwd and subagent flag ("1" or "") from the transcript's
+        #: session_meta, once seen.
         self.session: dict[str, str] | None = None
+        #: The transcript's identity (event ids), from its first line; None until known.
+        self.identity: str | None = None
         self.error: AgentminutesError | None = None
         self.again = False
         self.last_active = 0.0
@@ -364,9 +385,10 @@ class Follower:
             while True:
                 produced = False
                 for tr in due:
-                    async for batch in self._drain(tr):
-                        produced = True
-                        yield batch
+                    async with aclosing(self._drain(tr)) as drained:
+                        async for batch in drained:
+                            produced = True
+                            yield batch
                 if self._stopping:
                     break
                 now = time.monotonic()
@@ -409,8 +431,9 @@ class Follower:
                     yield Batch([], None)  # a tick: lets the consumer save progress while idle
             # Stopping: take what is on disk now, then (if flushing) what adapters hold.
             for tr in list(self.files.values()):
-                async for batch in self._drain(tr):
-                    yield batch
+                async with aclosing(self._drain(tr)) as drained:
+                    async for batch in drained:
+                        yield batch
             if self._flush:
                 for tr in list(self.files.values()):
                     flushed = self._finish(tr)
@@ -445,7 +468,7 @@ class Follower:
             tg.cancel_scope.cancel()
         return result
 
-    async def _drain(self, tr: _Transcript) -> AsyncIterator[Batch]:
+    async def _drain(self, tr: _Transcript) -> AsyncGenerator[Batch, None]:
         import anyio
 
         while tr.status in ("new", "active"):
@@ -756,8 +779,10 @@ class Follower:
             start = pos
             pos += len(raw) + 1
             line = raw.strip()
-            if lineno == 1 and line.startswith(_BOM):
-                line = line[3:].strip()
+            if lineno == 1:
+                tr.identity = transcript_identity(tr.tail.dev, tr.tail.ino, raw)
+                if line.startswith(_BOM):
+                    line = line[3:].strip()
             if not line:
                 continue
             try:
@@ -770,7 +795,11 @@ class Follower:
                 continue
             if tr.session is None and events[0].session_meta is not None:
                 meta = events[0].session_meta
-                tr.session = {"id": meta.session_id, "cwd": meta.cwd}
+                tr.session = {
+                    "id": meta.session_id,
+                    "cwd": meta.cwd,
+                    "subagent": "1" if meta.is_subagent else "",
+                }
                 if tr.gate is not None:
                     held, tr.gate = tr.gate, None
                     if not self._wanted(tr.session):
@@ -901,6 +930,22 @@ class Follower:
         tr.suppress |= digests
         return Batch(events, self._mark(tr, snapshot=snapshot))
 
+    @staticmethod
+    def _identity(tr: _Transcript) -> str:
+        """*tr*'s identity; read from its first line when this run did not read that line."""
+        if tr.identity is None:
+            try:
+                with open(tr.key, "rb") as f:
+                    st = os.fstat(f.fileno())
+                    first = f.readline(IDENTITY_HEAD_BYTES)
+            except OSError:
+                return ""
+            if first.endswith(b"\n"):
+                first = first[:-1]
+            dev, ino = (tr.tail.dev, tr.tail.ino) if tr.tail.ino else (st.st_dev, st.st_ino)
+            tr.identity = transcript_identity(dev, ino, first)
+        return tr.identity
+
     def _mark(
         self,
         tr: _Transcript,
@@ -908,7 +953,10 @@ class Follower:
         position: dict[str, Any] | None = None,
         snapshot: bytes | None = None,
     ) -> Mark:
-        mark = Mark(tr.key, tr.harness)
+        mark = Mark(tr.key, tr.harness, identity=self._identity(tr))
+        if tr.session is not None:
+            mark.session_id = tr.session.get("id", "")
+            mark.is_subagent = bool(tr.session.get("subagent"))
         if not self.config.checkpoint or tr.adapter is None:
             return mark
         entry = position if position is not None else tr.tail.position()

@@ -25,10 +25,11 @@ import msgspec
 
 from agentminutes.errors import SourceError
 from agentminutes.live.follower import Follower, Mark
+from agentminutes.live.ids import event_id
 from agentminutes.live.signals import early_signals
 from agentminutes.live.state import FollowState
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
-from agentminutes.sinks.encoding import Encode, append_jsonl, jsonl_encoder
+from agentminutes.sinks.encoding import Encode, jsonl_encoder, one_line
 from agentminutes.sinks.protocol import OnDelivered
 from agentminutes.sinks.sockets import SocketSink
 from agentminutes.sinks.streams import FileSink, StreamSink, parse_sink_spec
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     "STOP_GRACE_S",
+    "EnvelopeEncoder",
     "envelope_encoder",
     "fast_path",
     "follow_main",
@@ -63,32 +65,60 @@ class _FollowSink(Protocol):
     async def aclose(self) -> None: ...
 
 
-def envelope_encoder() -> Encode:
+class EnvelopeEncoder:
     """JSONL of :class:`~agentminutes.live.follower.Envelope` s, the multi-transcript output.
 
-    Each line is ``{"transcript": PATH, "harness": NAME, "event": EVENT}``,
-    EVENT byte for byte what ``convert --format jsonl`` writes.
+    Each line is ``{"transcript": PATH, "harness": NAME, "id": ID, "session_id": S,
+    "is_subagent": B, "event": EVENT}``, EVENT byte for byte what ``convert
+    --format jsonl`` writes and ID its deterministic id (:mod:`agentminutes.live.ids`).
     """
-    encoder = msgspec.json.Encoder()
-    buf = bytearray()
 
-    def encode(batch: Batch) -> bytes:
+    def __init__(self) -> None:
+        self._encoder = msgspec.json.Encoder()
+
+    def __call__(self, batch: Batch) -> bytes:
+        return self.encode_with_ids(batch)[0]
+
+    def encode_with_ids(self, batch: Batch) -> tuple[bytes, list[str]]:
+        """The batch's lines, and the id of each line's event (what collectors acknowledge)."""
         if not batch.events:
-            return b""
+            return b"", []
         mark = batch.mark
         assert isinstance(mark, Mark)
-        prefix = (
+        enc = self._encoder.encode
+        head = (
             b'{"transcript":'
-            + encoder.encode(mark.transcript)
+            + enc(mark.transcript)
             + b',"harness":'
-            + encoder.encode(mark.harness)
-            + b',"event":'
+            + enc(mark.harness)
+            + b',"id":"'
         )
-        del buf[:]
-        append_jsonl(encoder, batch.events, buf, prefix, b"}\n")
-        return bytes(buf)
+        mid = (
+            b'","session_id":'
+            + enc(mark.session_id)
+            + (
+                b',"is_subagent":true,"event":'
+                if mark.is_subagent
+                else b',"is_subagent":false,"event":'
+            )
+        )
+        buf = bytearray()
+        ids = []
+        for ev in batch.events:
+            data = one_line(enc(ev))
+            eid = event_id(mark.identity, ev, data)
+            ids.append(eid)
+            buf += head
+            buf += eid.encode()
+            buf += mid
+            buf += data
+            buf += b"}\n"
+        return bytes(buf), ids
 
-    return encode
+
+def envelope_encoder() -> EnvelopeEncoder:
+    """The encoder of envelope lines (see :class:`EnvelopeEncoder`)."""
+    return EnvelopeEncoder()
 
 
 @asynccontextmanager
@@ -191,7 +221,7 @@ async def run_follow(
                     tg.start_soon(progress.save_periodically, sink)
                 try:
                     async with aclosing(follower.batches()) as source:
-                        staged = apply_stages(source, stages)
+                        staged = apply_stages(source, stages, keep_marks=True)
                         async for batch in staged:
                             await sink.send(batch)
                             progress.events += len(batch.events)
