@@ -114,6 +114,90 @@ def test_live_mode_reports_a_late_step_where_it_arrives() -> None:
     )
 
 
+def events_from_path(path: Path, **options: Any) -> tuple[list[Event], Conversion]:
+    """Events of *path* read as convert reads a file (so the presorted check may run)."""
+    conv = Conversion(name=str(path), options=ParseOptions(**options), path=str(path))
+    return list(conv.iter_events(open_sync_chunks(path))), conv
+
+
+def in_step_order(path: Path) -> bool:
+    steps = [r["step_index"] for r in records(path).values()]
+    return steps == sorted(steps)
+
+
+@pytest.mark.parametrize("path", ALL, ids=[fixture_id(p) for p in ALL])
+def test_a_file_in_step_order_streams_and_equals_the_sorted_output(path: Path) -> None:
+    events, conv = events_from_path(path, permissive=path == DRIFT)
+    assert events == events_of(path, permissive=path == DRIFT)
+    assert conv.options.presorted is in_step_order(path)
+
+
+def test_a_presorted_file_holds_nothing_and_emits_as_it_reads(tmp_path: Path) -> None:
+    conv = Conversion(name=str(FULL), path=str(FULL))
+    batches = conv.iter_batches(open_sync_chunks(FULL))
+    first = next(batches)
+    assert first.events, "a presorted transcript's events come with its first lines"
+    assert isinstance(conv.adapter, AntigravityAdapter)
+    assert conv.adapter.held == []
+    rest = [ev for b in batches for ev in b.events]
+    assert first.events + rest == events_of(FULL)
+
+
+def test_an_out_of_order_file_is_held_and_sorted() -> None:
+    assert not in_step_order(UNSORTED)
+    events, conv = events_from_path(UNSORTED)
+    assert not conv.options.presorted
+    assert events == events_of(UNSORTED)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda r: r.pop("step_index"), id="a step without an index"),
+        pytest.param(lambda r: r.update(step_index=-1), id="a late step with a smaller index"),
+    ],
+)
+def test_one_unordered_step_in_the_middle_falls_back_to_sorting(
+    tmp_path: Path, damage: Any
+) -> None:
+    recs = list(records(FULL).values())
+    damage(recs[len(recs) // 2])
+    path = write(tmp_path, recs)
+    events, conv = events_from_path(path, permissive=True)  # a step without an index is unknown
+    assert not conv.options.presorted
+    assert events == events_of(path, permissive=True)
+
+
+def test_a_broken_line_in_permissive_mode_is_sorted_last_as_before(tmp_path: Path) -> None:
+    lines = FULL.read_bytes().split(b"\n")
+    lines.insert(len(lines) // 2, b'{"step_index": 3, "media": [7]}')
+    path = tmp_path / "transcript_full.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    events, conv = events_from_path(path, permissive=True)
+    assert not conv.options.presorted
+    assert events == events_of(path, permissive=True)
+
+
+def test_a_fifo_is_read_once_without_the_presorted_check(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "transcript_full.jsonl"
+    os.mkfifo(fifo)
+    data = FULL.read_bytes()
+
+    def writer() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    events, conv = events_from_path(fifo)
+    thread.join(timeout=10)
+    assert not conv.options.presorted
+    assert events == events_of(FULL)
+
+
 # -- pairing and errors -------------------------------------------------------------------
 
 

@@ -36,6 +36,13 @@ belong first. So this adapter has two modes, chosen by
   memory: the non-blank lines of the transcript are held until the end
   (about the file's size, e.g. ~100 MB more for a 100 MB transcript; real
   sessions are a few hundred KB) and nothing is emitted before end of input.
+* **Presorted** (``convert``, ``stats`` and the library on a regular file,
+  which is nearly always in step order): the pipeline first reads the file
+  once through :meth:`AntigravityAdapter.is_presorted`, a light decode of
+  each line's ``step_index``. Where every step has an index and none is
+  smaller than the one before it, the sort would change nothing, so each step
+  is converted as it arrives, nothing is held, and memory stays flat; the
+  output is the same as the whole-file mode's.
 * **Live** (``follow``). Each step is converted as it arrives, in file order,
   and nothing is held. The Antigravity CLI appends steps in index order, so
   for every genuine transcript in the corpus this equals the whole-file
@@ -46,7 +53,7 @@ belong first. So this adapter has two modes, chosen by
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import itemgetter
 from typing import ClassVar, Final
 
@@ -243,6 +250,35 @@ class AntigravityAdapter(BaseAdapter):
             return Confidence.CERTAIN
         return Confidence.POSSIBLE
 
+    @classmethod
+    def is_presorted(cls, lines: Iterable[bytes], options: ParseOptions) -> bool:
+        """True when *lines* already stand in the order the whole-file sort gives.
+
+        Every non-blank line must decode with a ``step_index`` no smaller than
+        the one before it (a stable sort then changes nothing). Anything
+        unusual — a line that does not decode as a plain step, a step without
+        an index, and in permissive mode any line the reference rejects (those
+        sort last) — answers ``False``, and the adapter holds and sorts.
+        """
+        last = -1
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                if options.permissive:
+                    read = _read(line)
+                    if read is None:
+                        continue
+                    step = read[0].step_index
+                else:
+                    step = _decode_head(line).step_index
+            except (msgspec.DecodeError, msgspec.ValidationError, _Bad):
+                return False
+            if step is None or step < last:
+                return False
+            last = step
+        return True
+
     # -- reading -----------------------------------------------------------
 
     def feed(self, line: bytes, lineno: int) -> list[Event]:
@@ -251,14 +287,14 @@ class AntigravityAdapter(BaseAdapter):
         except _Bad as bad:
             if not self.options.permissive:
                 raise self.error(bad.reason, lineno) from None
-            if self.options.live:
+            if self.options.live or self.options.presorted:
                 return self._bad(line, lineno, bad.reason, bad.is_json)
             self.held.append((_LAST, lineno, line, (bad.reason, bad.is_json)))
             return []
         if read is None:  # only Unicode white space: a blank line to Go
             return []
         rec, line = read
-        if self.options.live:
+        if self.options.live or self.options.presorted:
             return self._step(rec, line, lineno)
         step = rec.step_index
         self.held.append((_LAST if step is None else step, lineno, line, None))

@@ -92,6 +92,10 @@ class ParseOptions:
         live: the input is a growing file that is followed: an adapter whose
             format would make it wait for the end of input (a whole-file sort)
             emits each record as it arrives instead.
+        presorted: the caller has checked, with the adapter's ``is_presorted``,
+            that the records already stand in the order a whole-file sort would
+            give them, so the adapter converts each as it arrives and holds
+            nothing (the output is the same as sorting's).
     """
 
     permissive: bool = False
@@ -99,6 +103,7 @@ class ParseOptions:
     harness_version: str = ""
     text_form: str = "bare"
     live: bool = False
+    presorted: bool = False
 
 
 @runtime_checkable

@@ -9,10 +9,12 @@ follower checkpoints.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import stat
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Final, cast
+from typing import IO, Final, cast
 
 from agentminutes.errors import ParseError, SourceError, UsageError
 from agentminutes.harness import Adapter, ParseOptions, adapter_class, detect, is_document_adapter
@@ -89,6 +91,9 @@ class Conversion:
     options: ParseOptions = field(default_factory=ParseOptions)
     on_skip: Callable[[int, str], None] | None = None
     adapter: Adapter | None = None
+    #: The regular file being read, if it is one: an adapter that sorts the whole
+    #: file first (``is_presorted``) may then be proven unneeded to, by a first read.
+    path: str | None = None
 
     def _start(self, head: bytes) -> Adapter:
         if not head:
@@ -106,6 +111,14 @@ class Conversion:
             cls = cast("type[Adapter]", found)
         else:
             cls = adapter_class(self.harness)
+        presorted = getattr(cls, "is_presorted", None)
+        if (
+            presorted is not None
+            and self.path is not None
+            and not self.options.live
+            and _is_presorted(presorted, self.path, self.options)
+        ):
+            self.options = dataclasses.replace(self.options, presorted=True)
         self.adapter = cls(self.options, on_skip=self.on_skip)
         return self.adapter
 
@@ -169,6 +182,33 @@ class Conversion:
     def skipped(self) -> dict[str, int]:
         """Skipped native records so far, by native record type."""
         return self.adapter.skipped if self.adapter is not None else {}
+
+
+def _is_presorted(
+    check: Callable[[Iterable[bytes], ParseOptions], bool], path: str, options: ParseOptions
+) -> bool:
+    """Run an adapter's ``is_presorted`` over a regular file's lines; ``False`` otherwise.
+
+    Only a regular file is read twice: stdin, a FIFO or a device cannot be read
+    again (and opening a FIFO would wait for a writer), and a read error leaves
+    the adapter to sort, as it would without the check.
+    """
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as f:
+            return check(_lines(f), options)
+    except OSError:
+        return False
+
+
+def _lines(f: IO[bytes]) -> Iterator[bytes]:
+    splitter = LineSplitter()
+    for chunk in iter_chunks(f):
+        for _, line in splitter.push(chunk):
+            yield line
+    for _, line in splitter.flush():
+        yield line
 
 
 def source_name(source: str | os.PathLike[str]) -> str:

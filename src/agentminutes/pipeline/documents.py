@@ -451,7 +451,8 @@ def feeds(
     found = route(source, harness)
     if found.document is None:
         single_session(source, conversation)
-        conv = Conversion(name=source_name(source), harness=harness, options=options)
+        path = None if source == "-" else os.fspath(source)
+        conv = Conversion(name=source_name(source), harness=harness, options=options, path=path)
         yield Feed(conv.batches(open_chunks(source, found.head)), lambda: conv.skipped)
         return
     assert found.adapter is not None

@@ -62,7 +62,9 @@ def sync_feeds(
     found = route(path, harness)
     if found.document is None:
         single_session(path, conversation)
-        conv = Conversion(name=source_name(path), harness=harness, options=options)
+        conv = Conversion(
+            name=source_name(path), harness=harness, options=options, path=os.fspath(path)
+        )
         yield conv.iter_batches(open_sync_chunks(path)), lambda: conv.skipped
         return
     for feed in feeds(path, harness, options, conversation, every=every):
