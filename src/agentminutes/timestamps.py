@@ -1,8 +1,11 @@
 """RFC 3339 timestamps: validation on the way in, nanosecond instants for arithmetic.
 
-Event timestamps are carried as the harness wrote them. A value that is not a
-valid RFC 3339 date-time is dropped (timestamps are extension data and never
-fail a parse), exactly as the reference implementation does.
+Event timestamps are written as the reference writes a parsed instant (Go's
+``RFC3339Nano``): the harness's date and clock, the fraction cut to nanoseconds
+with its trailing zeros trimmed (``.330Z`` → ``.33Z``, ``.000Z`` → none), and a
+zero offset as ``Z``. A value that is not a valid RFC 3339 date-time is dropped
+(timestamps are extension data and never fail a parse), exactly as the
+reference implementation does.
 """
 
 from __future__ import annotations
@@ -37,10 +40,11 @@ _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def valid_timestamp(value: object) -> str:
-    """Return *value* when it is a valid RFC 3339 date-time string, else ``""``.
+    """Return *value* in the reference's form when it is a valid RFC 3339 date-time, else ``""``.
 
-    A fraction may have any number of digits (instants keep nanoseconds) and
-    may follow a comma, which is returned as a point.
+    A fraction may have any number of digits and may follow a comma; it is
+    written after a point, cut to nanoseconds, without trailing zeros. A zero
+    offset (``+00:00``, ``-00:00``) is written ``Z``.
     """
     global _last_valid
     if not isinstance(value, str) or not value:
@@ -52,13 +56,24 @@ def valid_timestamp(value: object) -> str:
     if m is None or (m[3] > "28" and not _day_exists(int(m[1]), int(m[2]), int(m[3]))):
         valid = ""
     else:
-        valid = value.replace(",", ".") if m[7] is not None else value
+        valid = _go_form(value, m)
     _last_valid = (value, valid)
     return valid
 
 
 #: The last value checked: consecutive records often share a timestamp.
 _last_valid: tuple[str, str] = ("", "")
+
+
+def _go_form(value: str, m: re.Match[str]) -> str:
+    """*value* (matched by :data:`_RFC3339`) as Go's ``RFC3339Nano`` formats the instant."""
+    frac, sign = m[7], m[8]
+    zero_zone = sign is not None and m[9] == "00" and m[10] == "00"
+    if (frac is None or (len(frac) <= 9 and frac[-1] != "0" and value[19] == ".")) and not zero_zone:
+        return value  # the common case: already in that form
+    frac = (frac or "")[:9].rstrip("0")
+    zone = "Z" if sign is None or zero_zone else value[-6:]
+    return value[:19] + ("." + frac if frac else "") + zone
 
 
 def _day_exists(year: int, month: int, day: int) -> bool:

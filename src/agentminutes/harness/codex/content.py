@@ -32,10 +32,11 @@ from agentminutes.harness.codex.vocabulary import (
 from agentminutes.schema import NO_RAW, ContentBlock
 from agentminutes.timestamps import format_ns, valid_timestamp
 
-#: The everyday shape of a valid timestamp (days past the 28th take the full check).
+#: The everyday shape of a valid timestamp already in the reference's form (days past
+#: the 28th, trailing zeros of the fraction and zero offsets take the full path).
 _COMMON_TIMESTAMP: Final = re.compile(
     r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d"
-    r"(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)"
+    r"(?:\.\d{0,8}[1-9])?(?:Z|[+-](?!00:00)(?:[01]\d|2[0-3]):[0-5]\d)"
 ).fullmatch
 
 
