@@ -1,0 +1,393 @@
+"""The dataset on disk: Hive-partitioned Parquet part files, the manifest that owns them.
+
+Layout::
+
+    DIR/_schema.json                                   the version and every table's columns
+    DIR/_manifest.json                                 what was exported, from which file states
+    DIR/<table>/harness=<h>/date=<yyyy-mm-dd>/part-<run>-<n>.parquet
+
+A part file holds the rows of several transcripts (one chunk of work, one file per
+table and partition), so a dataset of thousands of transcripts is not tens of
+thousands of tiny files. The manifest is the source of truth: it lists, per
+transcript, the fingerprint of the file it was exported from (size, ``mtime_ns``,
+sha256 of the first KiB) and the part files holding its rows. Changes are
+copy-on-write, committed by saving the manifest (temporary file, fsync, rename):
+
+* replacing a transcript's rows rewrites each part file holding them, without them,
+  under a new name; the manifest then points at the new file and the old one is
+  deleted;
+* new rows go into new part files, which the manifest adopts when their chunk is done.
+
+A crash between those steps leaves part files the manifest does not name; the next
+run deletes them before it starts, so every row the manifest names is there once.
+Files of this layout that the manifest does not name are never read as rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import os
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from agentminutes.errors import UsageError
+from agentminutes.export import schemas
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = (
+    "MANIFEST_NAME",
+    "SCHEMA_NAME",
+    "Entry",
+    "Fingerprint",
+    "Manifest",
+    "PartWriter",
+    "RunRecord",
+    "fingerprint",
+    "remove_transcripts",
+)
+
+pa = schemas.require_pyarrow()
+import pyarrow.parquet as pq  # noqa: E402  (after the install check)
+
+MANIFEST_NAME: Final = "_manifest.json"
+SCHEMA_NAME: Final = "_schema.json"
+#: The manifest's own format (not the tables' schema version).
+MANIFEST_FORMAT: Final = 1
+#: Bytes of a transcript's head that its fingerprint hashes.
+HEAD_BYTES: Final = 1024
+#: Rows of one table buffered before a row group is written, and bytes buffered in all.
+ROW_GROUP_ROWS: Final = 65_536
+BUFFER_BYTES: Final = 48 << 20
+COMPRESSION: Final = "zstd"
+
+
+class Fingerprint(msgspec.Struct, frozen=True):
+    """A transcript file's state: a change in any part means its rows are re-exported."""
+
+    size: int
+    mtime_ns: int
+    head: str
+
+
+def fingerprint(path: str) -> Fingerprint:
+    """The file's size, modification time and sha256 of its first KiB (raises ``OSError``)."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        head = f.read(HEAD_BYTES)
+    return Fingerprint(st.st_size, st.st_mtime_ns, hashlib.sha256(head).hexdigest())
+
+
+class Entry(msgspec.Struct, omit_defaults=True):
+    """One transcript of the dataset: its fingerprint, outcome and where its rows are.
+
+    ``status`` is ``ok`` (rows in the tables), ``failed`` (a ``failures`` row) or
+    ``skipped`` (a file a folder walk met that is no transcript: no rows).
+    """
+
+    fingerprint: Fingerprint
+    status: str
+    harness: str = ""
+    sessions: int = 0
+    events: int = 0
+    files: list[str] = msgspec.field(default_factory=list)
+    error: str = ""
+
+
+class RunRecord(msgspec.Struct, omit_defaults=True):
+    """What the last run did (also read by ``scripts/bench_export.py``)."""
+
+    started: str
+    wall_s: float
+    jobs: int
+    transcripts: int
+    exported: int
+    unchanged: int
+    failed: int
+    skipped: int
+    events: int
+    parent_max_rss_kb: int = 0
+    worker_max_rss_kb: int = 0
+
+
+class Manifest(msgspec.Struct, omit_defaults=True):
+    """``DIR/_manifest.json``: the transcripts of the dataset and the part files they own."""
+
+    format: int = MANIFEST_FORMAT
+    schema_version: str = schemas.SCHEMA_VERSION
+    #: The parse options every row was made with; a run with others would mix them.
+    options: dict[str, object] = msgspec.field(default_factory=dict)
+    transcripts: dict[str, Entry] = msgspec.field(default_factory=dict)
+    last_run: RunRecord | None = None
+
+    @classmethod
+    def load(cls, root: str) -> Manifest | None:
+        """The manifest of the dataset at *root*, or ``None`` for a new dataset.
+
+        Raises:
+            UsageError: the file is not a manifest this version reads.
+        """
+        path = os.path.join(root, MANIFEST_NAME)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
+        try:
+            found = msgspec.json.decode(data, type=Manifest)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise UsageError(f"{path}: not an agentminutes export manifest ({exc})") from None
+        if found.format != MANIFEST_FORMAT:
+            raise UsageError(
+                f"{path}: manifest format {found.format}; this version reads {MANIFEST_FORMAT}"
+            )
+        return found
+
+    def save(self, root: str) -> None:
+        """Write the manifest atomically: temporary file, fsync, rename."""
+        _atomic_write(os.path.join(root, MANIFEST_NAME), msgspec.json.encode(self))
+
+    def owners(self) -> dict[str, list[str]]:
+        """Each part file named by the manifest, with the transcripts that have rows in it."""
+        out: dict[str, list[str]] = {}
+        for path, entry in self.transcripts.items():
+            for rel in entry.files:
+                out.setdefault(rel, []).append(path)
+        return out
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_schema_document(root: str) -> None:
+    """Write ``DIR/_schema.json`` (when it is not already this version's)."""
+    data = msgspec.json.format(msgspec.json.encode(schemas.schema_document()), indent=2) + b"\n"
+    path = os.path.join(root, SCHEMA_NAME)
+    with contextlib.suppress(OSError), open(path, "rb") as f:
+        if f.read() == data:
+            return
+    _atomic_write(path, data)
+
+
+def check_schema_document(root: str) -> None:
+    """Refuse a dataset written with another schema version.
+
+    Raises:
+        UsageError: ``_schema.json`` names another version.
+    """
+    path = os.path.join(root, SCHEMA_NAME)
+    try:
+        with open(path, "rb") as f:
+            doc = msgspec.json.decode(f.read())
+    except FileNotFoundError:
+        return
+    except (OSError, msgspec.DecodeError) as exc:
+        raise UsageError(f"{path}: not an agentminutes export schema ({exc})") from None
+    found = doc.get("agentminutes_export_schema") if isinstance(doc, dict) else None
+    if found != schemas.SCHEMA_VERSION:
+        raise UsageError(
+            f"{root} holds an export of schema {found}; this agentminutes writes "
+            f"{schemas.SCHEMA_VERSION}: export into a new folder"
+        )
+
+
+def new_run_id() -> str:
+    """A name part unique to one run: the UTC time and a few random hex digits."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def partition_dir(table: str, harness: str, day: int) -> str:
+    """``<table>/harness=<h>/date=<yyyy-mm-dd>``, relative to the dataset root."""
+    date = (dt.date(1970, 1, 1) + dt.timedelta(days=day)).isoformat()
+    return f"{table}/harness={_hive_value(harness)}/date={date}"
+
+
+def _hive_value(value: str) -> str:
+    # Hive escapes path-unsafe characters in partition values; harness names are tame,
+    # but a stray one must not make a path component of its own.
+    return "".join(c if c.isalnum() or c in "-_." else f"%{ord(c):02X}" for c in value) or "unknown"
+
+
+@dataclass
+class _Buffer:
+    batches: list[tuple[str, pa.RecordBatch]] = field(default_factory=list)
+    rows: int = 0
+    nbytes: int = 0
+
+
+class PartWriter:
+    """The part files of one chunk of work: one per table and partition, opened on first use.
+
+    Rows are buffered per file and written as row groups of about
+    :data:`ROW_GROUP_ROWS` rows, with at most :data:`BUFFER_BYTES` held in all.
+    :meth:`discard` drops a transcript's buffered rows (a transcript that failed
+    midway); :meth:`flushed` says whether some were written already.
+    """
+
+    def __init__(self, root: str, name: str) -> None:
+        self.root = root
+        self.name = name
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._buffers: dict[str, _Buffer] = {}
+        self._owners: dict[str, set[str]] = {}
+        self._flushed: dict[str, set[str]] = {}
+        self._buffered = 0
+
+    def add(self, transcript: str, table: str, batch: pa.RecordBatch) -> None:
+        """Buffer *batch* (rows of *transcript* in *table*) for its partition's file."""
+        if not batch.num_rows:
+            return
+        harness = batch.column("harness")[0].as_py()
+        day = batch.column("date")[0].value
+        rel = f"{partition_dir(table, harness, day)}/part-{self.name}.parquet"
+        body = batch.drop_columns(list(schemas.PARTITION_COLUMNS))
+        buf = self._buffers.get(rel)
+        if buf is None:
+            buf = self._buffers[rel] = _Buffer()
+            self._owners.setdefault(rel, set())
+        buf.batches.append((transcript, body))
+        buf.rows += body.num_rows
+        size = body.nbytes
+        buf.nbytes += size
+        self._buffered += size
+        self._owners[rel].add(transcript)
+        if buf.rows >= ROW_GROUP_ROWS:
+            self._flush(rel, table)
+        while self._buffered > BUFFER_BYTES:
+            largest = max(self._buffers, key=lambda r: self._buffers[r].nbytes)
+            self._flush(largest, largest.split("/", 1)[0])
+
+    def _flush(self, rel: str, table: str) -> None:
+        buf = self._buffers.get(rel)
+        if buf is None or not buf.batches:
+            return
+        writer = self._writers.get(rel)
+        if writer is None:
+            path = os.path.join(self.root, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            writer = pq.ParquetWriter(
+                path, schemas.file_schema(schemas.SCHEMAS[table]), compression=COMPRESSION
+            )
+            self._writers[rel] = writer
+        writer.write_table(
+            pa.Table.from_batches([b for _, b in buf.batches], schema=writer.schema),
+            row_group_size=1 << 30,
+        )
+        self._flushed.setdefault(rel, set()).update(t for t, _ in buf.batches)
+        self._buffered -= buf.nbytes
+        buf.batches, buf.rows, buf.nbytes = [], 0, 0
+
+    def discard(self, transcript: str) -> None:
+        """Drop the buffered rows of *transcript* (what was flushed stays; see :meth:`flushed`)."""
+        for buf in self._buffers.values():
+            kept = [(t, b) for t, b in buf.batches if t != transcript]
+            if len(kept) != len(buf.batches):
+                dropped = sum(b.nbytes for t, b in buf.batches if t == transcript)
+                buf.batches = kept
+                buf.rows = sum(b.num_rows for _, b in kept)
+                buf.nbytes -= dropped
+                self._buffered -= dropped
+        for rel, owners in self._owners.items():
+            if transcript not in self._flushed.get(rel, ()):
+                owners.discard(transcript)
+
+    def flushed(self, transcript: str) -> bool:
+        """Whether rows of *transcript* are already in a file."""
+        return any(transcript in names for names in self._flushed.values())
+
+    def close(self) -> dict[str, list[str]]:
+        """Write what is buffered, close the files; return each file with its transcripts."""
+        for rel in list(self._buffers):
+            self._flush(rel, rel.split("/", 1)[0])
+        for writer in self._writers.values():
+            writer.close()
+        return {rel: sorted(self._owners[rel]) for rel in self._writers if self._owners[rel]}
+
+
+def remove_transcripts(
+    root: str, rel: str, drop: Iterable[str], new_name: str
+) -> tuple[str | None, list[str]]:
+    """Rewrite part file *rel* without the rows of the transcripts *drop*.
+
+    The rows left go to a new file (``part-<new_name>.parquet`` in the same partition),
+    one row group at a time; the old file is left for the caller to delete once the
+    manifest no longer names it. Returns the new file (``None`` when no row is left)
+    and the transcripts that still have rows in it.
+    """
+    import pyarrow.compute as pc
+
+    dropped = pa.array(sorted(set(drop)), pa.string())
+    source = pq.ParquetFile(os.path.join(root, rel))
+    folder = os.path.dirname(rel)
+    out_rel = f"{folder}/part-{new_name}.parquet"
+    writer: pq.ParquetWriter | None = None
+    left: set[str] = set()
+    try:
+        for i in range(source.num_row_groups):
+            group = source.read_row_group(i)
+            keep = group.filter(pc.invert(pc.is_in(group.column("transcript"), value_set=dropped)))
+            if not keep.num_rows:
+                continue
+            left.update(pc.unique(keep.column("transcript")).to_pylist())
+            if writer is None:
+                writer = pq.ParquetWriter(
+                    os.path.join(root, out_rel), source.schema_arrow, compression=COMPRESSION
+                )
+            writer.write_table(keep, row_group_size=1 << 30)
+    finally:
+        if writer is not None:
+            writer.close()
+        source.close()
+    return (out_rel if writer is not None else None), sorted(left)
+
+
+def part_files(root: str) -> Iterable[str]:
+    """Every part file of the layout under *root*, relative to it."""
+    for table in schemas.TABLES:
+        top = os.path.join(root, table)
+        for folder, _, names in os.walk(top):
+            for name in names:
+                if name.startswith("part-") and name.endswith(".parquet"):
+                    yield os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+
+
+def collect_garbage(root: str, named: Mapping[str, object]) -> int:
+    """Delete part files the manifest does not name (left by an interrupted run)."""
+    removed = 0
+    for rel in list(part_files(root)):
+        if rel not in named:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(root, rel))
+                removed += 1
+    return removed
+
+
+def delete(root: str, rels: Iterable[str]) -> None:
+    """Delete part files (already dropped from the manifest) and the folders they empty."""
+    for rel in rels:
+        path = os.path.join(root, rel)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        folder = os.path.dirname(path)
+        while os.path.abspath(folder) != os.path.abspath(root):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+            folder = os.path.dirname(folder)

@@ -1,0 +1,759 @@
+"""``agentminutes export``: plan the work, run it in worker processes, commit it to the manifest.
+
+A run goes:
+
+1. **Targets** — transcripts and folders (every transcript-like file under them), or
+   the harnesses' own folders as ``sessions`` finds them, with its filters.
+2. **Plan** — each transcript's fingerprint (size, ``mtime_ns``, sha256 of the first
+   KiB) against the manifest: unchanged ones are left alone; new and changed ones are
+   exported, a changed one whole (a transcript that grew is parsed again from line 1:
+   the fold of its last messages may have changed).
+3. **Replace** — the part files holding rows of changed transcripts are rewritten
+   without them (copy-on-write; see :mod:`agentminutes.export.dataset`), and the
+   manifest is committed.
+4. **Export** — the transcripts, in chunks, each chunk in one worker process
+   (``--jobs``; one transcript at a time per worker, its events streamed to the part
+   files, so memory stays bounded by one transcript per worker); each finished chunk
+   is committed to the manifest.
+
+A transcript that cannot be exported gets a ``failures`` row and an error line on
+stderr; the run goes on and ends with exit status 1.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import IO, Any, Final
+
+from agentminutes.errors import AgentminutesError, DetectError, UsageError
+from agentminutes.export import dataset, schemas
+from agentminutes.export.dataset import Entry, Fingerprint, Manifest, RunRecord
+from agentminutes.harness import ParseOptions
+
+__all__ = ("ExportOptions", "ExportResult", "export", "export_chunk", "export_command")
+
+#: File names a folder walk offers to detection: transcripts, data exports, databases.
+_CANDIDATE_SUFFIXES: Final = (".jsonl", ".json", ".zip", ".db", ".sqlite", ".sqlite3")
+#: Names a folder walk passes over: sidecars and what agentminutes itself writes.
+_NOT_TRANSCRIPTS: Final = (".meta.json", ".agentminutes.json")
+#: A chunk of work: at most this many transcripts, and about this many bytes.
+CHUNK_FILES: Final = 64
+CHUNK_BYTES: Final = 32 << 20
+#: How often the manifest is saved while chunks complete (it is always saved at the end).
+SAVE_EVERY_S: Final = 2.0
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """How transcripts are parsed for the dataset (picklable: a worker rebuilds the stages)."""
+
+    harness: str = "auto"
+    permissive: bool = False
+    harness_version: str = ""
+    text_form: str = "bare"
+    promote: tuple[str, ...] = ()
+    max_payload_bytes: int = 0
+
+    def parse_options(self) -> ParseOptions:
+        return ParseOptions(
+            permissive=self.permissive,
+            harness_version=self.harness_version,
+            text_form=self.text_form,
+        )
+
+    def recorded(self) -> dict[str, object]:
+        """The options as the manifest keeps them: a dataset is made with one set."""
+        return {
+            "harness": self.harness,
+            "permissive": self.permissive,
+            "harness_version": self.harness_version,
+            "text_form": self.text_form,
+            "promote": list(self.promote),
+            "max_payload_bytes": self.max_payload_bytes,
+        }
+
+
+# -- the worker side ------------------------------------------------------------------------------
+
+
+@dataclass
+class Item:
+    """One transcript to export: its path, whether a folder walk found it, its planned size."""
+
+    path: str
+    walked: bool
+    size: int
+
+
+@dataclass
+class Outcome:
+    """What exporting one transcript came to."""
+
+    path: str
+    status: str
+    harness: str = ""
+    sessions: int = 0
+    events: int = 0
+    error: str = ""
+
+
+@dataclass
+class ChunkJob:
+    root: str
+    name: str
+    items: list[Item]
+    options: ExportOptions
+
+
+@dataclass
+class ChunkResult:
+    name: str
+    files: dict[str, list[str]]
+    outcomes: list[Outcome]
+    max_rss_kb: int
+
+
+def export_chunk(job: ChunkJob) -> ChunkResult:
+    """Export a chunk of transcripts into one set of part files (what a worker runs)."""
+    from agentminutes.export.tables import TranscriptRows, failure_batch
+    from agentminutes.stages import build_stages
+
+    options = job.options
+    writer = dataset.PartWriter(job.root, job.name)
+    outcomes: list[Outcome] = []
+    broken: list[str] = []
+    for item in job.items:
+        rows = TranscriptRows(
+            item.path,
+            harness=options.harness,
+            options=options.parse_options(),
+            stages=build_stages(
+                promote=options.promote, max_payload_bytes=options.max_payload_bytes
+            ),
+            limit=item.size,
+        )
+        path = rows.transcript
+        sessions = events = 0
+        try:
+            for table, batch in rows.batches():
+                writer.add(path, table, batch)
+                if table == "events":
+                    events += batch.num_rows
+                elif table == "sessions":
+                    sessions += batch.num_rows
+        except Exception as exc:
+            writer.discard(path)
+            if writer.flushed(path):
+                broken.append(path)
+            if item.walked and isinstance(exc, DetectError):
+                outcomes.append(Outcome(path, "skipped", error="no harness detected"))
+                continue
+            if not isinstance(exc, AgentminutesError | MemoryError):
+                exc = AgentminutesError(f"{path}: internal error: {type(exc).__name__}: {exc}")
+            writer.add(path, "failures", failure_batch(path, exc, rows.harness))
+            outcomes.append(Outcome(path, "failed", rows.harness or "unknown", error=str(exc)))
+            continue
+        outcomes.append(Outcome(path, "ok", rows.harness, sessions, events))
+    files = writer.close()
+    if broken:
+        files = _drop_rows(job.root, job.name, files, broken)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return ChunkResult(job.name, files, outcomes, rss)
+
+
+def _drop_rows(
+    root: str, name: str, files: dict[str, list[str]], broken: list[str]
+) -> dict[str, list[str]]:
+    """Take the rows written before a transcript failed back out of the chunk's files."""
+    out: dict[str, list[str]] = {}
+    for i, (rel, owners) in enumerate(sorted(files.items())):
+        if rel.startswith("failures/") or not set(owners) & set(broken):
+            out[rel] = owners
+            continue
+        new_rel, left = dataset.remove_transcripts(root, rel, broken, f"{name}-f{i}")
+        dataset.delete(root, [rel])
+        if new_rel is not None:
+            out[new_rel] = left
+    return out
+
+
+@dataclass
+class RewriteJob:
+    root: str
+    rel: str
+    drop: list[str]
+    name: str
+
+
+def rewrite_part(job: RewriteJob) -> tuple[str, str | None, list[str]]:
+    """Rewrite one part file without some transcripts' rows (what a worker runs)."""
+    new_rel, left = dataset.remove_transcripts(job.root, job.rel, job.drop, job.name)
+    return job.rel, new_rel, left
+
+
+# -- targets ------------------------------------------------------------------------------------
+
+
+def _is_candidate(name: str) -> bool:
+    if name.startswith(".") or name.endswith(_NOT_TRANSCRIPTS):
+        return False
+    return name.endswith(_CANDIDATE_SUFFIXES)
+
+
+def _walk(top: str, skip: str) -> Iterator[str]:
+    """Every candidate file under *top*, by name, symlinked folders not followed; *skip* left out."""
+    try:
+        with os.scandir(top) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for e in entries:
+        path = os.path.join(top, e.name)
+        try:
+            is_dir = e.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if is_dir:
+            if os.path.abspath(path) != skip:
+                yield from _walk(path, skip)
+        elif _is_candidate(e.name):
+            yield path
+
+
+@dataclass
+class Targets:
+    """The transcripts a run covers, and what finding them left out."""
+
+    items: list[tuple[str, bool]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def resolve(
+    targets: Sequence[str | os.PathLike[str]] | None,
+    to: str,
+    *,
+    harness: str,
+    root: str | None,
+    cwd: str | None,
+    session_id: str | None,
+    since: str | None,
+    until: str | None,
+    all_subagents: bool,
+    env: Mapping[str, str] | None = None,
+) -> Targets:
+    """The transcripts to export: *targets* (files, and folders walked), or a session scan."""
+    out = Targets()
+    seen: set[str] = set()
+
+    def add(path: str, walked: bool) -> None:
+        full = os.path.abspath(path)
+        if full not in seen:
+            seen.add(full)
+            out.items.append((full, walked))
+
+    if targets:
+        if cwd or session_id or since or until or root:
+            raise UsageError(
+                "--cwd, --session-id, --since, --until and --root choose sessions in the "
+                "harnesses' folders; give them without TARGETs (with --root for another folder)"
+            )
+        skip = os.path.abspath(to)
+        for target in targets:
+            path = os.fspath(target)
+            if os.path.isdir(path):
+                for found in _walk(path, skip):
+                    add(found, True)
+            elif os.path.lexists(path):
+                add(path, False)
+            else:
+                raise UsageError(f"{path}: no such file or folder")
+        return out
+    from agentminutes.discovery.sessions import Scan
+
+    if root and harness in ("", "auto"):
+        raise UsageError("--root requires --harness")
+    scan = Scan(
+        None if harness in ("", "auto") else harness,
+        root,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        all_subagents=all_subagents,
+        env=env,
+    )
+    for ref in scan:
+        add(ref.path, False)
+        for sub in ref.subagent_paths or ():
+            add(sub, False)
+    for err in scan.errors:
+        if err.path and os.path.isfile(err.path):
+            add(err.path, False)  # exported like the rest: its failure gets its row
+        else:
+            out.errors.append(str(err))
+    return out
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ExportResult:
+    """What a run did. ``failures`` are ``(transcript, error line)`` of transcripts that failed."""
+
+    root: str
+    transcripts: int = 0
+    exported: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    skipped: int = 0
+    events: int = 0
+    replaced: int = 0
+    wall_s: float = 0.0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.errors
+
+    def summary(self) -> str:
+        """One line: what was exported, left alone, failed and skipped, and how fast."""
+        parts = [f"{self.exported} exported", f"{self.unchanged} unchanged"]
+        if self.replaced:
+            parts[0] += f" ({self.replaced} replacing their earlier rows)"
+        parts.append(f"{self.failed} failed")
+        if self.skipped:
+            parts.append(f"{self.skipped} skipped (no harness detected)")
+        if self.errors:
+            parts.append(f"{len(self.errors)} unreadable")
+        return (
+            f"{_plural(self.transcripts, 'transcript')}: {', '.join(parts)}; "
+            f"{self.events} events in {self.wall_s:.1f} s into {self.root}"
+        )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"1 {word}" if n == 1 else f"{n} {word}s"
+
+
+def default_jobs() -> int:
+    """Worker processes by default: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _chunks(items: list[Item], jobs: int) -> list[list[Item]]:
+    """Group the work: files of close modification times together (their rows share date
+    partitions), at most :data:`CHUNK_FILES` files and about :data:`CHUNK_BYTES` a chunk,
+    and enough chunks to keep every worker busy."""
+    total = sum(i.size for i in items)
+    target = max(1 << 20, min(CHUNK_BYTES, total // max(1, jobs * 4) + 1))
+    out: list[list[Item]] = []
+    chunk: list[Item] = []
+    size = 0
+    for item in items:
+        if chunk and (len(chunk) >= CHUNK_FILES or size + item.size > target):
+            out.append(chunk)
+            chunk, size = [], 0
+        chunk.append(item)
+        size += item.size
+    if chunk:
+        out.append(chunk)
+    # The largest chunks first, so one big transcript does not finish last alone.
+    out.sort(key=lambda c: -sum(i.size for i in c))
+    return out
+
+
+class _Progress:
+    """A rich progress bar on a terminal; nothing otherwise (the summary line follows)."""
+
+    def __init__(self, stream: IO[str], enabled: bool | None, total: int, nbytes: int) -> None:
+        self.bar: Any = None
+        self.task: Any = None
+        if enabled is None:
+            enabled = stream.isatty()
+        if not enabled or not total:
+            return
+        try:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
+        except ImportError:
+            return
+        self.bar = Progress(
+            TextColumn("export"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("transcripts"),
+            TransferSpeedColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(file=stream),
+            transient=True,
+        )
+        self.task = self.bar.add_task("export", total=total)
+        self.bar.start()
+        self.nbytes = nbytes
+
+    def advance(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task, n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    import multiprocessing as mp
+
+    method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+    ctx = mp.get_context(method)
+    if method == "forkserver":
+        # Workers fork from a server that has imported the export machinery once.
+        ctx.set_forkserver_preload(["agentminutes.export.runner", "agentminutes.export.tables"])
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+
+
+class _Inline:
+    """The pool's interface, run in this process (``--jobs 1``)."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        pass
+
+
+def export(
+    targets: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    to: str | os.PathLike[str],
+    harness: str = "auto",
+    root: str | os.PathLike[str] | None = None,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    all_subagents: bool = False,
+    jobs: int | None = None,
+    permissive: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    progress: bool | None = False,
+    on_error: Callable[[str], None] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ExportResult:
+    """Export transcripts into the Parquet dataset at *to*, only what is new or changed.
+
+    Args:
+        targets: transcripts and folders (walked for transcripts); ``None`` for the
+            harnesses' own folders, as :func:`agentminutes.scan` finds them with
+            *harness*, *root*, *cwd*, *session_id*, *since*, *until*, *all_subagents*.
+        to: the dataset folder (created if missing).
+        jobs: worker processes (default: the CPUs available; 1 runs in this process).
+        progress: a progress bar on stderr (``None``: when stderr is a terminal).
+        on_error: told each failed transcript's error line as it happens.
+        permissive, harness_version, text_form, promote, max_payload_bytes: as for
+            :func:`agentminutes.events`; a dataset keeps the options it was made with.
+
+    Raises:
+        UsageError: contradicting options, a missing target, pyarrow not installed, or a
+            dataset made with another schema version or other options.
+    """
+    started = time.monotonic()
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    schemas.require_pyarrow()
+    if jobs is not None and jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if text_form not in ("bare", "delivered"):
+        raise UsageError(f'unknown text form "{text_form}" (want bare or delivered)')
+    from agentminutes.stages import build_stages
+
+    build_stages(promote=promote, max_payload_bytes=max_payload_bytes)  # check the names now
+    options = ExportOptions(
+        harness=harness or "auto",
+        permissive=permissive,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=tuple(promote),
+        max_payload_bytes=max_payload_bytes,
+    )
+    folder = os.path.abspath(os.fspath(to))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise UsageError(f"{folder}: not a folder (--to takes the dataset's folder)")
+    found = resolve(
+        targets,
+        folder,
+        harness=options.harness,
+        root=os.fspath(root) if root is not None else None,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        all_subagents=all_subagents,
+        env=env,
+    )
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"{folder}: cannot create the dataset folder: {exc.strerror or exc}"
+        ) from None
+    dataset.check_schema_document(folder)
+    manifest = Manifest.load(folder) or Manifest(options=options.recorded())
+    if manifest.options != options.recorded():
+        raise UsageError(
+            f"{folder} was exported with other options ({_options_text(manifest.options)}); "
+            "export into a new folder, or run with the same options"
+        )
+    dataset.collect_garbage(folder, manifest.owners())
+    dataset.write_schema_document(folder)
+
+    result = ExportResult(root=folder, transcripts=len(found.items), errors=list(found.errors))
+    report = on_error or (lambda line: None)
+    for line in found.errors:
+        report(line)
+
+    # Plan: what is new or changed.
+    work: list[tuple[Item, Fingerprint]] = []
+    changed: list[str] = []
+    for path, walked in found.items:
+        entry = manifest.transcripts.get(path)
+        try:
+            fp = dataset.fingerprint(path)
+        except OSError:
+            fp = Fingerprint(-1, 0, "")
+        if entry is not None and entry.fingerprint == fp and fp.size >= 0:
+            result.unchanged += 1
+            if entry.status == "failed":
+                result.failed += 1
+                result.failures.append((path, entry.error))
+                report(entry.error)
+            elif entry.status == "skipped":
+                result.skipped += 1
+            continue
+        if entry is not None:
+            changed.append(path)
+        work.append((Item(path, walked, max(fp.size, 0)), fp))
+    work.sort(key=lambda w: (w[1].mtime_ns, w[0].path))
+
+    jobs = jobs or default_jobs()
+    run = dataset.new_run_id()
+    stream = sys.stderr
+    bar = _Progress(stream, progress, len(work), sum(i.size for i, _ in work))
+    pool: ProcessPoolExecutor | _Inline = (
+        _pool(min(jobs, max(1, len(work)))) if jobs > 1 and len(work) > 1 else _Inline()
+    )
+    worker_rss = 0
+    try:
+        if changed:
+            result.replaced = len(changed)
+            _replace(folder, manifest, changed, run, pool)
+        fingerprints = {i.path: fp for i, fp in work}
+        chunks = _chunks([i for i, _ in work], jobs)
+        pending: set[Future[ChunkResult]] = set()
+        queue = iter(enumerate(chunks))
+        last_save = time.monotonic()
+
+        def submit_next() -> None:
+            for n, items in queue:
+                job = ChunkJob(folder, f"{run}-{n:05d}", items, options)
+                pending.add(pool.submit(export_chunk, job))
+                return
+
+        for _ in range(jobs * 2):
+            submit_next()
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                pending.discard(future)
+                chunk = _result_of(future)
+                worker_rss = max(worker_rss, chunk.max_rss_kb)
+                _commit(manifest, chunk, fingerprints, result, report)
+                bar.advance(len(chunk.outcomes))
+                submit_next()
+            if time.monotonic() - last_save >= SAVE_EVERY_S:
+                manifest.save(folder)
+                last_save = time.monotonic()
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        manifest.save(folder)
+        bar.close()
+        raise
+    pool.shutdown(wait=True)
+    bar.close()
+    result.wall_s = time.monotonic() - started
+    manifest.last_run = RunRecord(
+        started=started_at,
+        wall_s=round(result.wall_s, 3),
+        jobs=jobs,
+        transcripts=result.transcripts,
+        exported=result.exported,
+        unchanged=result.unchanged,
+        failed=result.failed,
+        skipped=result.skipped,
+        events=result.events,
+        parent_max_rss_kb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        worker_max_rss_kb=worker_rss,
+    )
+    manifest.save(folder)
+    return result
+
+
+def _result_of(future: Future[ChunkResult]) -> ChunkResult:
+    """A chunk's result; a worker that broke (killed, out of disk) is one error line."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise AgentminutesError(
+            "export: a worker process died (killed, or out of memory); "
+            "what finished is kept, run again to go on"
+        ) from None
+    except OSError as exc:
+        raise AgentminutesError(f"export: cannot write the dataset: {exc}") from None
+    except AgentminutesError:
+        raise
+    except Exception as exc:
+        raise AgentminutesError(f"export: internal error: {type(exc).__name__}: {exc}") from None
+
+
+def _options_text(options: Mapping[str, object]) -> str:
+    shown = {k: v for k, v in options.items() if v not in ("", "auto", "bare", False, 0, [], None)}
+    return ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) or "the defaults"
+
+
+def _commit(
+    manifest: Manifest,
+    chunk: ChunkResult,
+    fingerprints: Mapping[str, Fingerprint],
+    result: ExportResult,
+    report: Callable[[str], None],
+) -> None:
+    """Adopt a finished chunk's files and outcomes into the manifest."""
+    files_of: dict[str, list[str]] = {}
+    for rel, owners in chunk.files.items():
+        for owner in owners:
+            files_of.setdefault(owner, []).append(rel)
+    for out in chunk.outcomes:
+        manifest.transcripts[out.path] = Entry(
+            fingerprint=fingerprints[out.path],
+            status=out.status,
+            harness=out.harness,
+            sessions=out.sessions,
+            events=out.events,
+            files=sorted(files_of.get(out.path, [])),
+            error=out.error,
+        )
+        if out.status == "ok":
+            result.exported += 1
+            result.events += out.events
+        elif out.status == "failed":
+            result.failed += 1
+            result.failures.append((out.path, out.error))
+            report(out.error)
+        else:
+            result.skipped += 1
+
+
+def _replace(
+    folder: str,
+    manifest: Manifest,
+    changed: list[str],
+    run: str,
+    pool: ProcessPoolExecutor | _Inline,
+) -> None:
+    """Take the rows of *changed* transcripts out of the dataset, and commit that."""
+    owners = manifest.owners()
+    drop = set(changed)
+    affected = sorted({rel for path in changed for rel in manifest.transcripts[path].files})
+    jobs = [
+        RewriteJob(folder, rel, sorted(drop & set(owners[rel])), f"{run}-r{i:05d}")
+        for i, rel in enumerate(affected)
+    ]
+    futures = [pool.submit(rewrite_part, job) for job in jobs]
+    renamed: dict[str, str | None] = {}
+    for future in futures:
+        old, new, _ = future.result()
+        renamed[old] = new
+    for path in changed:
+        del manifest.transcripts[path]
+    for entry in manifest.transcripts.values():
+        if any(rel in renamed for rel in entry.files):
+            kept = (renamed.get(rel, rel) for rel in entry.files)
+            entry.files = sorted({rel for rel in kept if rel is not None})
+    manifest.save(folder)
+    dataset.delete(folder, renamed)
+
+
+def export_command(
+    targets: Sequence[str] | None,
+    *,
+    to: str,
+    harness: str = "auto",
+    root: str | None = None,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    all_subagents: bool = False,
+    jobs: int | None = None,
+    permissive: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] | None = None,
+    max_payload_bytes: int = 0,
+) -> int:
+    """``agentminutes export``: run, report failures as they happen, end with the summary line."""
+
+    def report(line: str) -> None:
+        # sys.stderr looked up now: under the progress bar it is the bar's, which
+        # prints the line above itself.
+        print(f"agentminutes: {line}", file=sys.stderr, flush=True)
+
+    result = export(
+        targets or None,
+        to=to,
+        harness=harness,
+        root=root,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        all_subagents=all_subagents,
+        jobs=jobs,
+        permissive=permissive,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=tuple(promote or ()),
+        max_payload_bytes=max_payload_bytes,
+        progress=None,
+        on_error=report,
+    )
+    print(f"agentminutes: export: {result.summary()}", file=sys.stderr)
+    return 0 if result.ok else 1

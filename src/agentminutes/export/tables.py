@@ -1,0 +1,860 @@
+"""One transcript in, the rows of every table out: the pure per-file function of the export.
+
+Parsing is stateful per transcript (split messages are folded, calls paired with
+results), so the unit of work is the file. :class:`TranscriptRows` parses one
+transcript — a line transcript is one session, a data export or ``turns.db`` one
+per conversation — and yields ``(table, RecordBatch)`` pairs as it goes:
+
+* ``events`` in batches of at most :data:`BATCH_ROWS` rows (or :data:`BATCH_BYTES`
+  of payload), written while the transcript is still being read, so a 100 MB
+  transcript never sits in memory whole;
+* ``sessions``, ``tool_calls`` and ``requests`` at the end of each session, from
+  small per-call and per-message records kept while the events stream past.
+
+:func:`to_arrow` collects one table of one transcript into a ``pyarrow.Table``:
+picklable arguments, no globals, so Dask, Ray and Spark each map it over paths.
+A transcript that cannot be exported yields no rows but one ``failures`` row (the
+error line): the same rows the dataset writer keeps.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
+
+import msgspec
+
+from agentminutes import timestamps
+from agentminutes.errors import AgentminutesError, ParseError
+from agentminutes.export import schemas
+from agentminutes.harness import ParseOptions
+from agentminutes.pipeline.batch import Batch, Stage
+from agentminutes.schema import ContentBlock, Event, EventKind, Meta, TokenUsage
+from agentminutes.schema.summary import StatsBuilder
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = (
+    "AGENT_TOOLS",
+    "BATCH_BYTES",
+    "BATCH_ROWS",
+    "TranscriptRows",
+    "failure_batch",
+    "iter_batches",
+    "to_arrow",
+)
+
+pa = schemas.require_pyarrow()
+# pyarrow imports pandas (when installed) on its first conversion of a Python list; do it
+# at import, so worker processes forked from a preloaded server inherit it done.
+pa.array([], pa.string())
+
+#: Most rows of one ``events`` batch, and most payload bytes (a batch is a Parquet row group).
+BATCH_ROWS: Final = 16_384
+BATCH_BYTES: Final = 32 << 20
+
+#: Tools that start a subagent, by name: their result names the spawned agent's id.
+AGENT_TOOLS: Final = frozenset({"Task", "Agent", "spawn_agent", "invoke_subagent", "task"})
+
+_NS_PER_DAY: Final = 86_400 * 1_000_000_000
+_EXIT_TEXT: Final = re.compile(
+    r"^(?:Exit code:? |Process exited with code |exit status )(-?\d+)\b", re.MULTILINE
+)
+_ANTIGRAVITY_CHILD: Final = re.compile(r'"conversationId":\s*"([^"]+)"')
+
+
+class _ExitMeta(msgspec.Struct):
+    exit_code: int | None = None
+
+
+class _Sidecar(msgspec.Struct):
+    """The few keys of a result's sidecar (or JSON result text) the export reads."""
+
+    exit_code: int | None = None
+    exit_code_camel: int | None = msgspec.field(default=None, name="exitCode")
+    metadata: _ExitMeta | None = None
+    agent_id: str | None = None
+    agent_id_camel: str | None = msgspec.field(default=None, name="agentId")
+
+
+class _Title(msgspec.Struct):
+    type: str = ""
+    custom_title: str | None = msgspec.field(default=None, name="customTitle")
+    ai_title: str | None = msgspec.field(default=None, name="aiTitle")
+
+
+_decode_sidecar = msgspec.json.Decoder(_Sidecar).decode
+_decode_title = msgspec.json.Decoder(_Title).decode
+_DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
+
+
+def _sidecar(data: bytes | str) -> _Sidecar | None:
+    try:
+        return _decode_sidecar(data)
+    except _DECODE_ERRORS:
+        return None
+
+
+def _content_bytes(blocks: list[ContentBlock] | None) -> int:
+    """Result size as ``stats`` counts it: text in UTF-8 bytes, other blocks by their JSON."""
+    total = 0
+    for b in blocks or ():
+        if b.truncated:
+            total += b.size
+        else:
+            text = b.text
+            total += len(text) if text.isascii() else len(text.encode())
+            total += len(b.raw)
+    return total
+
+
+def _first_text(blocks: list[ContentBlock] | None) -> str:
+    for b in blocks or ():
+        if b.kind == "text" and b.text:
+            return b.text
+    return ""
+
+
+class _Call:
+    """What the ``tool_calls`` row of one call needs, kept while the session streams."""
+
+    __slots__ = (
+        "agent_id",
+        "call_ns",
+        "exit_code",
+        "exit_source",
+        "id",
+        "input_bytes",
+        "is_error",
+        "kind",
+        "last_ns",
+        "line",
+        "message_id",
+        "name",
+        "promoted_from",
+        "result_bytes",
+        "results",
+        "seq",
+        "subagent_id",
+    )
+
+    def __init__(self, seq: int, ev: Event, ns: int | None) -> None:
+        call = ev.tool_call
+        assert call is not None
+        self.seq = seq
+        self.id = call.tool_call_id
+        self.name = call.name
+        self.kind = call.kind
+        self.promoted_from = call.promoted_from or None
+        self.input_bytes = len(call.input)
+        self.agent_id = ev.agent_id or None
+        self.message_id = ev.message_id or None
+        self.line = ev.provenance.line if ev.provenance is not None else None
+        self.call_ns = ns
+        self.last_ns: int | None = None
+        self.results = 0
+        self.result_bytes = 0
+        self.is_error: bool | None = None
+        self.exit_code: int | None = None
+        self.exit_source: str | None = None
+        self.subagent_id: str | None = None
+
+
+def _exit_code(text: str, enrichment: bytes) -> tuple[int | None, str | None]:
+    """A command's exit code: recorded by the harness (native), or read from its output text."""
+    found: _Sidecar | None = None
+    if enrichment[:1] == b"{":
+        found = _sidecar(enrichment)
+    if found is None and text.startswith("{"):
+        found = _sidecar(text)
+    if found is not None:
+        code = found.exit_code if found.exit_code is not None else found.exit_code_camel
+        if code is None and found.metadata is not None:
+            code = found.metadata.exit_code
+        if code is not None:
+            return code, "native"
+    m = _EXIT_TEXT.search(text, 0, 512)
+    if m is not None:
+        return int(m[1]), "scraped"
+    return None, None
+
+
+def _spawned_id(name: str, text: str, enrichment: bytes) -> str | None:
+    """The id of the subagent an agent tool's result names."""
+    for data in (enrichment, text):
+        if data[:1] in (b"{", "{"):
+            found = _sidecar(data)
+            if found is not None and (found.agent_id_camel or found.agent_id):
+                return found.agent_id_camel or found.agent_id
+    if name == "invoke_subagent":
+        m = _ANTIGRAVITY_CHILD.search(text)
+        if m is not None:
+            return m[1]
+    return None
+
+
+def _us(ns: int | None) -> int | None:
+    return None if ns is None else ns // 1000
+
+
+def _nonempty(value: str) -> str | None:
+    return value or None
+
+
+def _json_array(storage: pa.Array) -> pa.Array:
+    return pa.ExtensionArray.from_storage(pa.json_(pa.string()), storage)
+
+
+@dataclass
+class _EventColumns:
+    """Column lists of the ``events`` rows not yet handed out."""
+
+    seq: list[int] = field(default_factory=list)
+    kind: list[str] = field(default_factory=list)
+    ts: list[int | None] = field(default_factory=list)
+    event_id: list[str | None] = field(default_factory=list)
+    parent_id: list[str | None] = field(default_factory=list)
+    message_id: list[str | None] = field(default_factory=list)
+    agent_id: list[str | None] = field(default_factory=list)
+    model: list[str | None] = field(default_factory=list)
+    tool_name: list[str | None] = field(default_factory=list)
+    tool_kind: list[str | None] = field(default_factory=list)
+    tool_call_id: list[str | None] = field(default_factory=list)
+    is_error: list[bool | None] = field(default_factory=list)
+    subtype: list[str | None] = field(default_factory=list)
+    line: list[int | None] = field(default_factory=list)
+    end_line: list[int | None] = field(default_factory=list)
+    payload: bytearray = field(default_factory=bytearray)
+    offsets: array[int] = field(default_factory=lambda: array("i", [0]))
+
+
+class _Session:
+    """The rows of one session as its events stream past."""
+
+    def __init__(self, owner: TranscriptRows, meta: Meta | None) -> None:
+        self.owner = owner
+        self.meta = meta or Meta(harness=owner.harness or "")
+        self.stats = StatsBuilder()
+        self.seq = 0
+        self.first_ns: int | None = None
+        self.date: int | None = None
+        self.cols = _EventColumns()
+        self.calls: list[_Call] = []
+        self.call_by_id: dict[str, _Call] = {}
+        self.models_by_message: dict[str, str] = {}
+        self.requests: list[tuple[Any, ...]] = []
+        self.agents: list[str] = []
+        self.encoder = msgspec.json.Encoder()
+
+    # -- per event ---------------------------------------------------------------------------
+
+    def add(self, events: Iterable[Event]) -> Iterator[tuple[str, pa.RecordBatch]]:
+        c = self.cols
+        encode_into = self.encoder.encode_into
+        payload = c.payload
+        offsets = c.offsets
+        to_ns = timestamps.to_ns
+        stats_add = self.stats.add
+        for ev in events:
+            stats_add(ev)
+            seq = self.seq
+            self.seq += 1
+            kind = ev.kind
+            ns = to_ns(ev.timestamp) if ev.timestamp else None
+            if ns is not None and self.first_ns is None:
+                self.first_ns = ns
+            if kind == EventKind.SESSION_META and ev.session_meta is not None and seq == 0:
+                self.meta = self.owner.identity(ev.session_meta)
+            agent = ev.agent_id
+            if agent and agent not in self.agents:
+                self.agents.append(agent)
+            model = tool_name = tool_kind = call_id = subtype = None
+            is_error = None
+            if kind == EventKind.TOOL_CALL:
+                tc = ev.tool_call
+                assert tc is not None
+                call = _Call(seq, ev, ns)
+                self.calls.append(call)
+                self.call_by_id[call.id] = call
+                tool_name, tool_kind, call_id = tc.name, tc.kind, tc.tool_call_id
+            elif kind == EventKind.TOOL_RESULT:
+                tr = ev.tool_result
+                assert tr is not None
+                call_id = tr.tool_call_id
+                is_error = tr.is_error
+                joined = self.call_by_id.get(call_id)
+                if joined is not None:
+                    tool_name, tool_kind = joined.name, joined.kind
+                    self._result(joined, ev, ns)
+                else:
+                    tool_name = tr.tool_name or None
+            elif kind == EventKind.ASSISTANT_MESSAGE:
+                am = ev.assistant_message
+                assert am is not None
+                model = am.model or None
+                if model and ev.message_id:
+                    self.models_by_message[ev.message_id] = model
+                self._request(seq, ev, ns)
+            elif kind == EventKind.SYSTEM:
+                assert ev.system is not None
+                subtype = ev.system.subtype
+            elif kind == EventKind.UNKNOWN:
+                assert ev.unknown is not None
+                subtype = ev.unknown.record_type or None
+            prov = ev.provenance
+            c.seq.append(seq)
+            c.kind.append(kind)
+            c.ts.append(None if ns is None else ns // 1000)
+            c.event_id.append(ev.id or None)
+            c.parent_id.append(ev.parent_id or None)
+            c.message_id.append(ev.message_id or None)
+            c.agent_id.append(agent or None)
+            c.model.append(model)
+            c.tool_name.append(tool_name)
+            c.tool_kind.append(tool_kind)
+            c.tool_call_id.append(call_id)
+            c.is_error.append(is_error)
+            c.subtype.append(subtype)
+            if prov is not None:
+                c.line.append(prov.line)
+                c.end_line.append(prov.end_line or prov.line)
+            else:
+                c.line.append(None)
+                c.end_line.append(None)
+            encode_into(getattr(ev, kind, None), payload, -1)
+            offsets.append(len(payload))
+            if len(offsets) > BATCH_ROWS or len(payload) >= BATCH_BYTES:
+                yield "events", self._events_batch()
+
+    def _result(self, call: _Call, ev: Event, ns: int | None) -> None:
+        tr = ev.tool_result
+        assert tr is not None
+        call.results += 1
+        call.result_bytes += _content_bytes(tr.content)
+        call.is_error = bool(call.is_error) or tr.is_error
+        if ns is not None and (call.last_ns is None or ns > call.last_ns):
+            call.last_ns = ns
+        wants_exit = call.kind == "execute" and call.exit_code is None
+        wants_agent = call.name in AGENT_TOOLS and call.subagent_id is None
+        if wants_exit or wants_agent:
+            text = _first_text(tr.content)
+            enrichment = bytes(tr.enrichment)
+            if wants_exit:
+                call.exit_code, call.exit_source = _exit_code(text, enrichment)
+            if wants_agent:
+                call.subagent_id = _spawned_id(call.name, text, enrichment)
+
+    def _request(self, seq: int, ev: Event, ns: int | None) -> None:
+        am = ev.assistant_message
+        assert am is not None
+        usage: TokenUsage | None = am.usage
+        extra = None
+        if usage is not None and usage.extra:
+            extra = self.encoder.encode(usage.extra).decode()
+        self.requests.append(
+            (
+                ev.agent_id or None,
+                seq,
+                ev.message_id or None,
+                ns,
+                am.model or None,
+                am.stop_reason or None,
+                usage,
+                extra,
+                ev.provenance.line if ev.provenance is not None else None,
+            )
+        )
+
+    # -- batches -----------------------------------------------------------------------------
+
+    def partition_date(self) -> int:
+        """The session's partition day (days since the epoch): its first timestamp's UTC day,
+        or the file's modification day when no event before the first batch has one."""
+        if self.date is None:
+            ns = self.first_ns if self.first_ns is not None else self.owner.mtime_ns
+            self.date = ns // _NS_PER_DAY
+        return self.date
+
+    def _ident(self, n: int) -> list[pa.Array]:
+        return [
+            pa.array([self.owner.transcript] * n, pa.string()),
+            pa.array([self.meta.session_id] * n, pa.string()),
+            pa.array([self.meta.harness or self.owner.harness] * n, pa.string()),
+            pa.array([self.partition_date()] * n, pa.date32()),
+        ]
+
+    def _events_batch(self) -> pa.RecordBatch:
+        c = self.cols
+        n = len(c.seq)
+        string = pa.string()
+        storage = pa.Array.from_buffers(
+            string, n, [None, pa.py_buffer(c.offsets), pa.py_buffer(bytes(c.payload))]
+        )
+        arrays = [
+            *self._ident(n),
+            pa.array([self.meta.harness_version or None] * n, string),
+            pa.array(c.seq, pa.int64()),
+            pa.array(c.kind, string),
+            pa.array(c.ts, pa.timestamp("us", tz="UTC")),
+            pa.array(c.event_id, string),
+            pa.array(c.parent_id, string),
+            pa.array(c.message_id, string),
+            pa.array(c.agent_id, string),
+            pa.array(c.model, string),
+            pa.array(c.tool_name, string),
+            pa.array(c.tool_kind, string),
+            pa.array(c.tool_call_id, string),
+            pa.array(c.is_error, pa.bool_()),
+            pa.array(c.subtype, string),
+            pa.array(c.line, pa.int64()),
+            pa.array(c.end_line, pa.int64()),
+            _json_array(storage),
+        ]
+        self.cols = _EventColumns()
+        return pa.RecordBatch.from_arrays(arrays, schema=schemas.EVENTS)
+
+    def finish(self, skipped: dict[str, int], title: str) -> Iterator[tuple[str, pa.RecordBatch]]:
+        """The last ``events`` rows, then the session's ``sessions``, ``tool_calls`` and ``requests`` rows."""
+        if self.cols.seq:
+            yield "events", self._events_batch()
+        yield "sessions", self._sessions_batch(skipped, title)
+        if self.calls:
+            yield "tool_calls", self._tool_calls_batch()
+        if self.requests:
+            yield "requests", self._requests_batch()
+
+    def subagent_ids(self) -> list[str]:
+        """The ids of the subagents this session started: named in its agent tools' results,
+        attributed inline (``agent_id``), or found beside it by the harness's layout."""
+        ids: list[str] = []
+        for call in self.calls:
+            if call.subagent_id and call.subagent_id not in ids:
+                ids.append(call.subagent_id)
+        for agent in self.agents:
+            if agent not in ids:
+                ids.append(agent)
+        for sub in self.owner.layout_subagents():
+            if sub not in ids:
+                ids.append(sub)
+        return ids
+
+    def _sessions_batch(self, skipped: dict[str, int], title: str) -> pa.RecordBatch:
+        st = self.stats.build()
+        counts = st.event_counts or {}
+        meta = self.meta
+        totals = st.totals
+        parent = meta.session_id if meta.is_subagent and meta.subagent_id else None
+        subagents = [] if meta.is_subagent else self.subagent_ids()
+        start = timestamps.to_ns(st.start_time) if st.start_time else None
+        end = timestamps.to_ns(st.end_time) if st.end_time else None
+        row: dict[str, Any] = {
+            "subagent_id": meta.subagent_id or None,
+            "is_subagent": meta.is_subagent,
+            "parent_session_id": parent,
+            "subagent_ids": subagents,
+            "harness_version": meta.harness_version or None,
+            "cwd": meta.cwd or None,
+            "git_branch": meta.git_branch or None,
+            "title": title or None,
+            "started_at": _us(start),
+            "ended_at": _us(end),
+            "wall_time_ms": st.wall_time_ms if start is not None else None,
+            "models": st.models or [],
+            "events": st.events,
+            "user_messages": st.user_messages,
+            "harness_messages": st.harness_messages,
+            "assistant_messages": counts.get(EventKind.ASSISTANT_MESSAGE, 0),
+            "thinking_blocks": counts.get(EventKind.THINKING, 0),
+            "tool_calls": st.tool_calls,
+            "tool_results": counts.get(EventKind.TOOL_RESULT, 0),
+            "tool_errors": st.tool_errors,
+            "unanswered_calls": st.unanswered_calls,
+            "orphan_results": st.orphan_results,
+            "system_events": counts.get(EventKind.SYSTEM, 0),
+            "unknown_events": counts.get(EventKind.UNKNOWN, 0),
+            "skipped_records": sum(skipped.values()),
+            "result_bytes": st.result_bytes,
+            "input_tokens": totals.input_tokens if totals else None,
+            "output_tokens": totals.output_tokens if totals else None,
+            "cache_read_input_tokens": totals.cache_read_input_tokens if totals else None,
+            "cache_creation_input_tokens": totals.cache_creation_input_tokens if totals else None,
+            "total_prompt_tokens": totals.total_prompt_tokens if totals else None,
+            "source_bytes": self.owner.size,
+            "source_mtime": self.owner.mtime_ns // 1000,
+        }
+        arrays = self._ident(1)
+        for f in schemas.SESSIONS:
+            if f.name in row:
+                arrays.append(pa.array([row[f.name]], f.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=schemas.SESSIONS)
+
+    def _tool_calls_batch(self) -> pa.RecordBatch:
+        calls = self.calls
+        n = len(calls)
+        string, i64, ts = pa.string(), pa.int64(), pa.timestamp("us", tz="UTC")
+        models = self.models_by_message
+
+        def duration(c: _Call) -> int | None:
+            if c.call_ns is None or c.last_ns is None or c.last_ns < c.call_ns:
+                return None
+            return (c.last_ns - c.call_ns) // 1_000_000
+
+        arrays = [
+            *self._ident(n),
+            pa.array([c.agent_id for c in calls], string),
+            pa.array([c.seq for c in calls], i64),
+            pa.array([c.id for c in calls], string),
+            pa.array([c.message_id for c in calls], string),
+            pa.array([models.get(c.message_id) if c.message_id else None for c in calls], string),
+            pa.array([c.name for c in calls], string),
+            pa.array([c.kind for c in calls], string),
+            pa.array([c.promoted_from for c in calls], string),
+            pa.array([_us(c.call_ns) for c in calls], ts),
+            pa.array([_us(c.last_ns) for c in calls], ts),
+            pa.array([duration(c) for c in calls], i64),
+            pa.array([c.input_bytes for c in calls], i64),
+            pa.array([c.results for c in calls], i64),
+            pa.array([c.result_bytes for c in calls], i64),
+            pa.array([c.is_error for c in calls], pa.bool_()),
+            pa.array([c.exit_code for c in calls], i64),
+            pa.array([c.exit_source for c in calls], string),
+            pa.array([c.subagent_id for c in calls], string),
+            pa.array([c.line for c in calls], i64),
+        ]
+        return pa.RecordBatch.from_arrays(arrays, schema=schemas.TOOL_CALLS)
+
+    def _requests_batch(self) -> pa.RecordBatch:
+        rows = self.requests
+        n = len(rows)
+        string, i64 = pa.string(), pa.int64()
+        harness = self.meta.harness or self.owner.harness
+        sid = self.meta.session_id
+
+        seen: dict[str, int] = {}
+
+        def key(r: tuple[Any, ...]) -> str:
+            # The same API message copied into another transcript (a resumed or forked
+            # session) keeps its message id: one key across the dataset. Messages that
+            # share an id within a transcript are told apart by their order.
+            if r[2]:
+                n = seen[r[2]] = seen.get(r[2], 0) + 1
+                return f"{harness}:{r[2]}" if n == 1 else f"{harness}:{r[2]}#{n}"
+            return f"{harness}:{sid}:{self.owner.transcript}:{r[1]}"
+
+        def usage(i: int) -> list[int | None]:
+            return [getattr(r[6], _USAGE[i]) if r[6] is not None else None for r in rows]
+
+        arrays = [
+            *self._ident(n),
+            pa.array([r[0] for r in rows], string),
+            pa.array([r[1] for r in rows], i64),
+            pa.array([r[2] for r in rows], string),
+            pa.array([key(r) for r in rows], string),
+            pa.array([_us(r[3]) for r in rows], pa.timestamp("us", tz="UTC")),
+            pa.array([r[4] for r in rows], string),
+            pa.array([r[5] for r in rows], string),
+            pa.array([r[6] is not None for r in rows], pa.bool_()),
+            *(pa.array(usage(i), i64) for i in range(len(_USAGE))),
+            _json_array(pa.array([r[7] for r in rows], string)),
+            pa.array([r[8] for r in rows], i64),
+        ]
+        return pa.RecordBatch.from_arrays(arrays, schema=schemas.REQUESTS)
+
+
+_USAGE: Final = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+class _TitleTap:
+    """Claude Code session titles (``custom-title``, ``ai-title`` records), read off the
+    chunks on their way to the adapter, which skips those records."""
+
+    def __init__(self) -> None:
+        self.custom = ""
+        self.ai = ""
+        self._carry = b""
+
+    def chunks(self, source: Iterable[bytes]) -> Iterator[bytes]:
+        for chunk in source:
+            self._scan(chunk)
+            yield chunk
+
+    def _scan(self, chunk: bytes) -> None:
+        if b'-title"' not in chunk and not self._carry:
+            return
+        data = self._carry + chunk if self._carry else chunk
+        last = data.rfind(b"\n")
+        self._carry = data[last + 1 :] if b'-title"' in data[last + 1 :] else b""
+        pos = data.find(b'-title"')
+        while 0 <= pos <= last:
+            start = data.rfind(b"\n", 0, pos) + 1
+            end = data.find(b"\n", pos)
+            self._line(data[start:end])
+            pos = data.find(b'-title"', end)
+
+    def _line(self, line: bytes) -> None:
+        try:
+            rec = _decode_title(line)
+        except _DECODE_ERRORS:
+            return
+        if rec.type == "custom-title" and rec.custom_title:
+            self.custom = rec.custom_title
+        elif rec.type == "ai-title" and rec.ai_title:
+            self.ai = rec.ai_title
+
+    def title(self) -> str:
+        return self.custom or self.ai
+
+
+def _bounded_chunks(path: str, limit: int) -> Iterator[bytes]:
+    """The file's first *limit* bytes (its size when the run was planned), in chunks.
+
+    When those bytes end inside a line and the file has grown since, the agent is
+    still writing that line: it is left for the next run (the transcript's
+    fingerprint has changed by then), so no half record is parsed.
+    """
+    from agentminutes.pipeline.sources import CHUNK_BYTES, open_error
+
+    err = open_error(path)
+    if err is not None:
+        raise err
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size > limit:
+            limit = _line_end_before(f, limit)
+        left = limit
+        while left > 0:
+            chunk = f.read(min(CHUNK_BYTES, left))
+            if not chunk:
+                return
+            left -= len(chunk)
+            yield chunk
+
+
+def _line_end_before(f: BinaryIO, limit: int) -> int:
+    """The offset just past the last newline in the file's first *limit* bytes (0: none)."""
+    end = limit
+    while end > 0:
+        start = max(0, end - (64 << 10))
+        f.seek(start)
+        block = f.read(end - start)
+        found = block.rfind(b"\n")
+        if found >= 0:
+            f.seek(0)
+            return start + found + 1
+        end = start
+    f.seek(0)
+    return 0
+
+
+class TranscriptRows:
+    """The rows one transcript contributes to each table, streamed as ``(table, batch)`` pairs.
+
+    Iterating :meth:`batches` parses the transcript; a :class:`~agentminutes.AgentminutesError`
+    (a line no rule accepts, an undetectable or unreadable file) propagates after the
+    batches of what came before it: the caller decides what to keep (the dataset
+    writer and :func:`to_arrow` keep none, and a ``failures`` row instead).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        harness: str = "auto",
+        options: ParseOptions | None = None,
+        stages: Sequence[Stage] = (),
+        limit: int | None = None,
+    ) -> None:
+        self.transcript = os.path.abspath(os.fspath(path))
+        self.limit = limit
+        self.requested_harness = harness
+        self.harness = "" if harness in ("", "auto") else harness
+        self.options = options or ParseOptions()
+        self.stages = list(stages)
+        self.size = 0
+        self.mtime_ns = 0
+        self._layout: list[str] | None = None
+
+    def _stat(self) -> None:
+        try:
+            st = os.stat(self.transcript)
+        except OSError:
+            return
+        self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
+
+    def batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
+        """Parse the transcript; yield its rows, table by table, as they are complete."""
+        from agentminutes.pipeline.conversion import Conversion, open_sync_chunks, source_name
+        from agentminutes.pipeline.documents import DocumentConversion, route
+        from agentminutes.pipeline.sync import staged
+
+        self._stat()
+        found = route(self.transcript, self.requested_harness)
+        if found.document is not None:
+            assert found.adapter is not None
+            self.harness = found.adapter.name
+            docs = DocumentConversion(found.document, found.adapter, self.options)
+            for doc in docs.sessions():
+                session = _Session(self, None)
+                for batch in staged(iter([Batch(doc.events)]), self.stages):
+                    yield from session.add(batch.events)
+                yield from session.finish(doc.skipped, doc.conversation.title)
+            return
+        conv = Conversion(
+            name=source_name(self.transcript), harness=self.requested_harness, options=self.options
+        )
+        tap = _TitleTap()
+        session = _Session(self, None)
+        source = (
+            open_sync_chunks(self.transcript)
+            if self.limit is None
+            else _bounded_chunks(self.transcript, self.limit)
+        )
+        for batch in staged(conv.iter_batches(tap.chunks(source)), self.stages):
+            if conv.adapter is not None and not self.harness:
+                self.harness = conv.adapter.name
+            yield from session.add(batch.events)
+        if conv.adapter is not None:
+            self.harness = conv.adapter.name
+        title = tap.title() if self.harness == "claude-code" else ""
+        yield from session.finish(conv.skipped, title)
+
+    def identity(self, meta: Meta) -> Meta:
+        """*meta*, completed from the layout where the format records no id (an Antigravity
+        conversation's id is its folder's name)."""
+        if not meta.session_id and meta.harness == "antigravity":
+            from agentminutes.discovery.layouts import conversation_id_of
+
+            return msgspec.structs.replace(meta, session_id=conversation_id_of(self.transcript))
+        return meta
+
+    def layout_subagents(self) -> list[str]:
+        """Subagent ids the harness's layout puts beside this transcript (Claude Code's
+        ``<session>/subagents/agent-*.jsonl``), as ``stats --include-subagents`` joins them."""
+        if self._layout is not None:
+            return self._layout
+        self._layout = []
+        if self.harness != "claude-code" or not self.transcript.endswith(".jsonl"):
+            return self._layout
+        session_dir = self.transcript[: -len(".jsonl")]
+        if not os.path.isdir(os.path.join(session_dir, "subagents")):
+            return self._layout
+        from agentminutes.discovery.layouts import ClaudeCodeLocator, ScanContext
+
+        for path in ClaudeCodeLocator().subagents(session_dir, ScanContext(nested=True)):
+            name = os.path.basename(path)
+            self._layout.append(name[len("agent-") : -len(".jsonl")])
+        return self._layout
+
+
+def failure_batch(
+    path: str | os.PathLike[str], exc: BaseException, harness: str = ""
+) -> pa.RecordBatch:
+    """The ``failures`` row of a transcript that could not be exported."""
+    transcript = os.path.abspath(os.fspath(path))
+    try:
+        st = os.stat(transcript)
+        size: int | None = st.st_size
+        mtime: int | None = st.st_mtime_ns
+    except OSError:
+        size = mtime = None
+    line = exc.line if isinstance(exc, ParseError) and exc.line else None
+    if isinstance(exc, ParseError) and exc.harness:
+        harness = exc.harness
+    when = mtime if mtime is not None else 0
+    values: list[Any] = [
+        transcript,
+        harness or "unknown",
+        when // _NS_PER_DAY,
+        type(exc).__name__,
+        str(exc) or type(exc).__name__,
+        line,
+        size,
+        _us(mtime),
+    ]
+    arrays = [pa.array([v], f.type) for v, f in zip(values, schemas.FAILURES, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schemas.FAILURES)
+
+
+def iter_batches(
+    path: str | os.PathLike[str],
+    *,
+    harness: str = "auto",
+    permissive: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    stages: Sequence[Stage] = (),
+) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """Every table's rows of one transcript, as ``(table, batch)`` pairs; all or nothing.
+
+    The rows are collected and handed out once the whole transcript parsed; a
+    transcript that does not yields its ``failures`` row only.
+    """
+    rows = TranscriptRows(
+        path,
+        harness=harness,
+        options=ParseOptions(
+            permissive=permissive, harness_version=harness_version, text_form=text_form
+        ),
+        stages=stages,
+    )
+    try:
+        out = list(rows.batches())
+    except AgentminutesError as exc:
+        yield "failures", failure_batch(path, exc, rows.harness)
+        return
+    yield from out
+
+
+def to_arrow(
+    path: str | os.PathLike[str],
+    table: str = "events",
+    *,
+    harness: str = "auto",
+    permissive: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    stages: Sequence[Stage] = (),
+) -> pa.Table:
+    """One table's rows of one transcript, as a ``pyarrow.Table`` with that table's schema.
+
+    Pure and picklable (a path and plain options in, a table out), so an engine maps
+    it over paths: ``dask.dataframe.from_map(to_arrow, paths, table="tool_calls")``.
+    The rows are exactly those ``agentminutes export`` writes for the transcript,
+    partition columns (``harness``, ``date``) included. A transcript that cannot be
+    exported has no rows in any table but ``failures``.
+
+    Args:
+        path: a transcript, data export or ``turns.db``.
+        table: ``events``, ``sessions``, ``tool_calls``, ``requests`` or ``failures``.
+        harness, permissive, harness_version, text_form, stages: as for
+            :func:`agentminutes.events`.
+
+    Raises:
+        UsageError: an unknown table.
+    """
+    if table not in schemas.SCHEMAS:
+        from agentminutes.errors import UsageError
+
+        raise UsageError(f'unknown table "{table}" (want {", ".join(schemas.TABLES)})')
+    batches = [
+        b
+        for name, b in iter_batches(
+            path,
+            harness=harness,
+            permissive=permissive,
+            harness_version=harness_version,
+            text_form=text_form,
+            stages=stages,
+        )
+        if name == table
+    ]
+    return pa.Table.from_batches(batches, schema=schemas.SCHEMAS[table])
