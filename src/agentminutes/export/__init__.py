@@ -1,4 +1,76 @@
-"""Projections of the event stream onto other ecosystems' formats.
+"""Exports: the event stream as other formats and datasets.
 
 - :mod:`~agentminutes.export.acp` — Agent Client Protocol ``session/update`` notifications.
+- The Parquet dataset (``agentminutes export``), one module per concern:
+  :mod:`~agentminutes.export.schemas` (the versioned Arrow schemas),
+  :mod:`~agentminutes.export.tables` (one transcript's rows: :func:`to_arrow`),
+  :mod:`~agentminutes.export.dataset` (part files and the manifest) and
+  :mod:`~agentminutes.export.runner` (targets, planning, worker processes:
+  :func:`export_dataset`).
+
+The dataset names are imported on first use (they need pyarrow, the ``parquet`` extra),
+so ``import agentminutes.export.acp`` stays as light as it was.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = (
+    "EVENTS",
+    "FAILURES",
+    "REQUESTS",
+    "SCHEMAS",
+    "SCHEMA_VERSION",
+    "SESSIONS",
+    "TABLES",
+    "TOOL_CALLS",
+    "ExportResult",
+    "export_dataset",
+    "iter_batches",
+    "to_arrow",
+)
+
+_LAZY = {
+    "EVENTS": "schemas",
+    "FAILURES": "schemas",
+    "REQUESTS": "schemas",
+    "SCHEMAS": "schemas",
+    "SCHEMA_VERSION": "schemas",
+    "SESSIONS": "schemas",
+    "TABLES": "schemas",
+    "TOOL_CALLS": "schemas",
+    "iter_batches": "tables",
+    "to_arrow": "tables",
+    "ExportResult": "runner",
+    "export_dataset": "runner",
+}
+
+if TYPE_CHECKING:
+    from agentminutes.export.runner import ExportResult, export_dataset
+    from agentminutes.export.schemas import (
+        EVENTS,
+        FAILURES,
+        REQUESTS,
+        SCHEMA_VERSION,
+        SCHEMAS,
+        SESSIONS,
+        TABLES,
+        TOOL_CALLS,
+    )
+    from agentminutes.export.tables import iter_batches, to_arrow
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentminutes.export' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"agentminutes.export.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, "acp", "dataset", "runner", "schemas", "tables"])

@@ -36,7 +36,7 @@ from agentminutes.export import dataset, schemas
 from agentminutes.export.dataset import Entry, Fingerprint, Manifest, RunRecord
 from agentminutes.harness import ParseOptions
 
-__all__ = ("ExportOptions", "ExportResult", "export", "export_chunk", "export_command")
+__all__ = ("ExportOptions", "ExportResult", "export_chunk", "export_command", "export_dataset")
 
 #: File names a folder walk offers to detection: transcripts, data exports, databases.
 _CANDIDATE_SUFFIXES: Final = (".jsonl", ".json", ".zip", ".db", ".sqlite", ".sqlite3")
@@ -446,7 +446,7 @@ class _Inline:
         pass
 
 
-def export(
+def export_dataset(
     targets: Sequence[str | os.PathLike[str]] | None = None,
     *,
     to: str | os.PathLike[str],
@@ -736,7 +736,7 @@ def export_command(
         # prints the line above itself.
         print(f"agentminutes: {line}", file=sys.stderr, flush=True)
 
-    result = export(
+    result = export_dataset(
         targets or None,
         to=to,
         harness=harness,

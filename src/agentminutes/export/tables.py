@@ -58,6 +58,9 @@ pa.array([], pa.string())
 BATCH_ROWS: Final = 16_384
 BATCH_BYTES: Final = 32 << 20
 
+#: Harnesses whose message ids are issued by the model provider, unique across sessions.
+GLOBAL_MESSAGE_IDS: Final = frozenset({"claude-code"})
+
 #: Tools that start a subagent, by name: their result names the spawned agent's id.
 AGENT_TOOLS: Final = frozenset({"Task", "Agent", "spawn_agent", "invoke_subagent", "task"})
 
@@ -330,6 +333,9 @@ class _Session:
             offsets.append(len(payload))
             if len(offsets) > BATCH_ROWS or len(payload) >= BATCH_BYTES:
                 yield "events", self._events_batch()
+                c = self.cols  # a fresh set of columns: the batch keeps the old buffers
+                payload = c.payload
+                offsets = c.offsets
 
     def _result(self, call: _Call, ev: Event, ns: int | None) -> None:
         tr = ev.tool_result
@@ -536,14 +542,21 @@ class _Session:
         sid = self.meta.session_id
 
         seen: dict[str, int] = {}
+        scope = (
+            harness
+            if harness in GLOBAL_MESSAGE_IDS
+            else f"{harness}:{sid or self.owner.transcript}"
+        )
 
         def key(r: tuple[Any, ...]) -> str:
             # The same API message copied into another transcript (a resumed or forked
-            # session) keeps its message id: one key across the dataset. Messages that
-            # share an id within a transcript are told apart by their order.
+            # Claude Code session) keeps its provider-issued id: one key across the dataset.
+            # Other harnesses number messages per session, so their keys are per session.
+            # Messages that share an id within a transcript are told apart by their order.
             if r[2]:
-                n = seen[r[2]] = seen.get(r[2], 0) + 1
-                return f"{harness}:{r[2]}" if n == 1 else f"{harness}:{r[2]}#{n}"
+                base = f"{scope}:{r[0] or ''}:{r[2]}" if scope != harness else f"{scope}:{r[2]}"
+                n = seen[base] = seen.get(base, 0) + 1
+                return base if n == 1 else f"{base}#{n}"
             return f"{harness}:{sid}:{self.owner.transcript}:{r[1]}"
 
         def usage(i: int) -> list[int | None]:
