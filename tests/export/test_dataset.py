@@ -7,15 +7,13 @@ import os
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
-duckdb = pytest.importorskip("duckdb")
-pytest.importorskip("pyarrow")
-
-import agentminutes  # noqa: E402
-from agentminutes.export import dataset, export_dataset  # noqa: E402
-from conftest import FIXTURES  # noqa: E402
-from export_data import HARNESS_FOLDERS, fixtures_dataset, parquet  # noqa: E402
+import agentminutes
+from agentminutes.export import dataset, export_dataset
+from conftest import FIXTURES
+from export_data import HARNESS_FOLDERS, fixtures_dataset, parquet
 
 CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
 
@@ -68,7 +66,8 @@ def test_a_rerun_exports_only_new_and_changed_transcripts(tmp_path: Path) -> Non
     src = _copy_tree(tmp_path)
     ds = tmp_path / "ds"
     first = export_dataset([src], to=ds, jobs=2)
-    assert first.exported > 20 and first.failed == 0
+    assert first.exported > 20
+    assert first.failed == 0
     events = _count(ds, "events")
     again = export_dataset([src], to=ds, jobs=2)
     assert (again.exported, again.unchanged) == (0, first.transcripts)
@@ -148,7 +147,7 @@ def test_a_dataset_keeps_its_options_and_its_schema_version(tmp_path: Path) -> N
     doc = json.loads((ds / "_schema.json").read_text(encoding="utf-8"))
     doc["agentminutes_export_schema"] = "0.9"
     (ds / "_schema.json").write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(agentminutes.UsageError, match="schema 0.9"):
+    with pytest.raises(agentminutes.UsageError, match=r"schema 0\.9"):
         export_dataset([CC], to=ds, jobs=1)
 
 

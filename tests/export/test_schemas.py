@@ -6,13 +6,11 @@ import json
 import os
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
-
-from agentminutes.export import schemas  # noqa: E402
-from export_data import fixtures_dataset  # noqa: E402
+from agentminutes.export import schemas
+from export_data import fixtures_dataset
 
 LOCK = Path(__file__).with_name("schema_lock.json")
 
@@ -74,7 +72,8 @@ def test_every_file_and_the_schema_document_carry_the_version() -> None:
 
 
 def test_the_partition_columns_come_back_typed_in_duckdb() -> None:
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     folder = fixtures_dataset()
     rows = duckdb.sql(
         f"DESCRIBE SELECT * FROM read_parquet('{folder}/sessions/**/*.parquet', "

@@ -9,16 +9,15 @@ from collections import Counter
 from pathlib import Path
 
 import msgspec
+import pyarrow as pa
 import pytest
 
-pa = pytest.importorskip("pyarrow")
-
-import agentminutes  # noqa: E402
-from agentminutes import timestamps  # noqa: E402
-from agentminutes.discovery.layouts import conversation_id_of  # noqa: E402
-from agentminutes.export import schemas, to_arrow  # noqa: E402
-from agentminutes.export.tables import iter_batches  # noqa: E402
-from conftest import FIXTURES, fixture_id, transcripts  # noqa: E402
+import agentminutes
+from agentminutes import timestamps
+from agentminutes.discovery.layouts import conversation_id_of
+from agentminutes.export import schemas, to_arrow
+from agentminutes.export.tables import iter_batches
+from conftest import FIXTURES, fixture_id, transcripts
 
 HARNESSES = ("claude-code", "codex", "copilot", "pi", "antigravity", "gemini-cli")
 LINE_FIXTURES = [p for h in HARNESSES for p in transcripts(h)]
