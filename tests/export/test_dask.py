@@ -36,7 +36,9 @@ def test_dask_from_map_over_a_local_cluster_equals_the_export() -> None:
     ]
     # What the README recipe runs (two worker processes, one thread each).
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
         Client(cluster),
     ):
         meta = TOOL_CALLS.empty_table().to_pandas(types_mapper=pd.ArrowDtype)

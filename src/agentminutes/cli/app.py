@@ -437,6 +437,97 @@ def archive(
         raise typer.Exit(1)
 
 
+@app.command()
+def export(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Transcripts, data exports and folders of them (walked); default: the "
+            "sessions in the harnesses' own folders, as `sessions` finds them.",
+            show_default=False,
+        ),
+    ] = None,
+    to: Annotated[
+        str,
+        typer.Option("--to", help="The dataset folder (created if missing).", show_default=False),
+    ] = "",
+    harness: HarnessOpt = "auto",
+    root: Annotated[
+        str | None,
+        typer.Option("--root", help="Without TARGETs: search this folder (needs --harness)."),
+    ] = None,
+    cwd: Annotated[
+        str | None,
+        typer.Option("--cwd", help="Without TARGETs: sessions whose working directory is DIR."),
+    ] = None,
+    session_id: Annotated[
+        str | None,
+        typer.Option("--session-id", help="Without TARGETs: this session (and its subagents)."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Without TARGETs: sessions active at or after T."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Without TARGETs: sessions active at or before T."),
+    ] = None,
+    all_subagents: Annotated[
+        bool,
+        typer.Option(
+            "--all-subagents",
+            help="Without TARGETs, Claude Code: also the workflow agents nested below subagents/.",
+        ),
+    ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Worker processes (default: the CPUs available).",
+            show_default=False,
+        ),
+    ] = None,
+    harness_version: HarnessVersionOpt = "",
+    permissive: PermissiveOpt = False,
+    max_payload_bytes: MaxPayloadOpt = 0,
+    promote: PromoteOpt = None,
+    text_form: TextFormOpt = TextForm.bare,
+) -> None:
+    """Export transcripts to a Hive-partitioned Parquet dataset DuckDB reads with no code.
+
+    Tables events, sessions, tool_calls, requests and failures, in
+    DIR/<table>/harness=<h>/date=<yyyy-mm-dd>/part-*.parquet. Run it again to add
+    what is new or changed: each changed transcript's rows are replaced whole. A
+    transcript that cannot be exported gets a failures row and an error line;
+    the run goes on and exits 1. Needs pyarrow: pip install 'agentminutes[parquet]'.
+    """
+    from agentminutes.errors import UsageError
+    from agentminutes.export.runner import export_command
+
+    if not to:
+        raise UsageError("export needs --to DIR, the dataset's folder")
+    code = export_command(
+        targets,
+        to=to,
+        harness=harness,
+        root=root,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        all_subagents=all_subagents,
+        jobs=jobs,
+        permissive=permissive,
+        harness_version=harness_version,
+        text_form=text_form.value,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+    )
+    if code:
+        raise typer.Exit(code)
+
+
 drift_app = typer.Typer(
     name="drift",
     help="Check transcripts for format drift against the baselines shipped in the package.",

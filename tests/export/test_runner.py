@@ -1,0 +1,79 @@
+"""``agentminutes export`` as users run it: a real CLI process, its lines and exit status."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+from export_data import parquet
+
+from conftest import FIXTURES
+
+CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
+
+
+def test_export_then_query_with_duckdb(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "good.jsonl").write_bytes(CC.read_bytes())
+    (src / "bad.jsonl").write_bytes(CC.read_bytes() + b'{"type":"planted-record"}\n')
+    (src / "notes.json").write_text('{"not": "a transcript"}')
+    ds = tmp_path / "ds"
+    out = cli("export", src, "--to", ds, "--jobs", "2")
+    assert out.returncode == 1, out.stderr
+    lines = out.stderr.decode().splitlines()
+    assert re.fullmatch(
+        r"agentminutes: export: 3 transcripts: 1 exported, 0 unchanged, 1 failed, "
+        r"1 skipped \(no harness detected\); 13 events in \d+\.\d s into " + re.escape(str(ds)),
+        lines[-1],
+    ), lines[-1]
+    assert any("bad.jsonl" in line and "planted-record" in line for line in lines[:-1])
+    assert "Traceback" not in out.stderr.decode()
+    count = duckdb.sql(f"SELECT count(*) FROM {parquet(ds, 'events')}").fetchall()
+    assert count == [(13,)]
+    again = cli("export", src, "--to", ds)
+    assert again.returncode == 1  # the failure is still there
+    assert " 0 exported, 3 unchanged, 1 failed" in again.stderr.decode().splitlines()[-1]
+
+
+def test_without_pyarrow_one_line_says_how_to_install_it(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['pyarrow'] = None\n"
+        "from agentminutes.cli import main\n"
+        f"sys.exit(main(['export', {str(CC)!r}, '--to', {str(tmp_path / 'ds')!r}]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert out.returncode == 1
+    assert out.stderr.decode().splitlines() == [
+        "Error: export writes Parquet, which needs pyarrow: pip install 'agentminutes[parquet]'"
+    ]
+    assert not (tmp_path / "ds").exists()
+
+
+def test_the_core_does_not_import_pyarrow() -> None:
+    code = (
+        "import sys\n"
+        "import agentminutes, agentminutes.export, agentminutes.export.acp\n"
+        f"agentminutes.load({str(CC)!r})\n"
+        "from agentminutes.cli import main\n"
+        f"main(['stats', {str(CC)!r}])\n"
+        "assert 'pyarrow' not in sys.modules, 'pyarrow imported'\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert out.returncode == 0, out.stderr.decode()
+
+
+def test_usage_errors_are_one_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = cli("export", CC)
+    assert out.returncode != 0
+    assert out.stderr.decode().strip().splitlines()[-1].startswith("Error:")
+    out = cli("export", CC, "--to", tmp_path / "ds", "--cwd", "/x")
+    assert out.stderr.decode().splitlines() == [
+        "Error: --cwd, --session-id, --since, --until and --root choose sessions in the "
+        "harnesses' folders; give them without TARGETs (with --root for another folder)"
+    ]
+    out = cli("export", CC, "--to", tmp_path / "ds", "--jobs", "0")
+    assert out.stderr.decode().splitlines() == ["Error: --jobs must be at least 1"]
