@@ -6,11 +6,11 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pytest
-from export_data import HARNESS_FOLDERS, fixtures_dataset
 
 from agentminutes.export import schemas
+from export_data import HARNESS_FOLDERS, fixtures_dataset
 
-dask = pytest.importorskip("dask", reason="dask[dataframe,distributed] is in the test extras")
+
 
 
 def _sorted(table: pa.Table, columns: list[str]) -> pa.Table:

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import duckdb
-from export_data import parquet
 
 from conftest import FIXTURES
+from export_data import parquet
 
 CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
 
