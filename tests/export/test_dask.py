@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.dataset as pads
-import pytest
 
 from agentminutes.export import schemas
 from export_data import HARNESS_FOLDERS, fixtures_dataset
-
-
 
 
 def _sorted(table: pa.Table, columns: list[str]) -> pa.Table:
