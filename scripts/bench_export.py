@@ -64,6 +64,12 @@ def sources(corpus: Path, limit_bytes: int) -> list[Path]:
     return found
 
 
+def _fresh(value: bytes, salt: bytes) -> bytes:
+    """A UUID derived from *value* and *salt*: the same one for every occurrence in a copy."""
+    digest = hashlib.sha1(value + salt).digest()[:16]
+    return str(uuid.UUID(bytes=digest)).encode()
+
+
 def make_copies(srcs: list[Path], copies: int, into: Path) -> list[Path]:
     into.mkdir(parents=True, exist_ok=True)
     made = []
@@ -72,11 +78,7 @@ def make_copies(srcs: list[Path], copies: int, into: Path) -> list[Path]:
         data = src.read_bytes()
         salt = str(k).encode()
 
-        def fresh(m: re.Match[bytes]) -> bytes:
-            digest = hashlib.sha1(m[0] + salt).digest()[:16]
-            return str(uuid.UUID(bytes=digest)).encode()
-
-        data = UUID.sub(fresh, data)
+        data = UUID.sub(lambda m, salt=salt: _fresh(m[0], salt), data)
         # Keep the name's shape (detection and layouts read some names), make it unique.
         dest = into / f"{k:05d}" / src.name
         dest.parent.mkdir()

@@ -125,7 +125,7 @@ def test_sessions_with_the_most_subagents() -> None:
     counts = [r[2] for r in rows]
     assert counts == sorted(counts, reverse=True)
     # The top Claude Code parent: its subagents include every agent transcript beside it.
-    harness, session_id, n, _ = next(r for r in rows if r[0] == "claude-code")
+    _, session_id, n, _ = next(r for r in rows if r[0] == "claude-code")
     parent = next(Path(p) for p in _transcripts() if p.endswith(f"{session_id}.jsonl"))
     beside = list(parent.with_suffix("").glob("subagents/**/agent-*.jsonl"))
     assert n >= len(beside) > 0
