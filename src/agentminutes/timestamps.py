@@ -69,7 +69,9 @@ def _go_form(value: str, m: re.Match[str]) -> str:
     """*value* (matched by :data:`_RFC3339`) as Go's ``RFC3339Nano`` formats the instant."""
     frac, sign = m[7], m[8]
     zero_zone = sign is not None and m[9] == "00" and m[10] == "00"
-    if (frac is None or (len(frac) <= 9 and frac[-1] != "0" and value[19] == ".")) and not zero_zone:
+    if (
+        frac is None or (len(frac) <= 9 and frac[-1] != "0" and value[19] == ".")
+    ) and not zero_zone:
         return value  # the common case: already in that form
     frac = (frac or "")[:9].rstrip("0")
     zone = "Z" if sign is None or zero_zone else value[-6:]
