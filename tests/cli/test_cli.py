@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentminutes.cli.fast import PARSERS
-from conftest import FIXTURES, canon, run_cli
+from conftest import FIXTURES, run_cli
 
 CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
 SKIPPY = FIXTURES / "claude-code" / "ohcconfig" / "b21f5989-26ca-432d-9d08-9c11aebeb752.jsonl"
@@ -147,11 +146,20 @@ def test_a_50_mb_single_line_converts(tmp_path: Path) -> None:
     assert len(last["user_message"]["content"][0]["text"]) == 50_000_000
 
 
-def test_usage_errors_are_one_line() -> None:
-    assert_one_line_error(run_cli("convert", "--bogus", CC), "--bogus")
-    assert_one_line_error(run_cli("convert", "--format", "xml", CC), "xml")
+def test_usage_errors_say_what_is_wrong_then_how_to_call_the_command() -> None:
+    for args, needle in (
+        (("convert", "--bogus", CC), "--bogus"),
+        (("convert", "--format", "xml", CC), "xml"),
+        (("nonsense",), "nonsense"),
+    ):
+        proc = run_cli(*args)
+        assert proc.returncode == 2
+        error, usage = proc.stderr.decode().splitlines()
+        assert error.startswith("Error: ")
+        assert needle in error
+        assert usage.startswith("Usage: agentminutes ")
+    # A value the command itself refuses is an error of the run: one line, status 1.
     assert_one_line_error(run_cli("convert", "--harness", "nope", CC), "nope")
-    assert_one_line_error(run_cli("nonsense"))
 
 
 def test_help_is_not_an_error() -> None:
@@ -159,29 +167,6 @@ def test_help_is_not_an_error() -> None:
         proc = run_cli(*args)
         assert proc.returncode == 0
         assert b"Usage:" in proc.stdout
-
-
-def test_fast_parsers_take_the_same_options_as_the_typer_commands() -> None:
-    import typer.main
-
-    from agentminutes.cli.app import app
-
-    group = typer.main.get_command(app)
-    for name, (build, _run) in PARSERS.items():
-        command = group.commands[name]  # type: ignore[attr-defined]
-        typer_opts = {o for p in command.params for o in p.opts if o.startswith("-")}
-        fast_opts = {o for a in build()._actions for o in a.option_strings}
-        assert typer_opts - {"--help", "-h"} == fast_opts, name
-
-
-def test_fast_and_typer_paths_print_the_same(tmp_path: Path) -> None:
-    # "--promote=" spelled with "=" is still taken by the fast path; forcing typer
-    # through an option it alone knows (--help aside) is not possible, so compare
-    # the fast path with the library, which typer's commands also call.
-    from conftest import convert_json
-
-    proc = run_cli("convert", "--keep-raw", CC)
-    assert canon(json.loads(proc.stdout)) == canon(convert_json(CC, keep_raw=True))
 
 
 def test_no_traceback_when_stdout_closes_early() -> None:

@@ -69,7 +69,7 @@ def test_the_core_does_not_import_pyarrow() -> None:
 def test_usage_errors_are_one_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = cli("export", CC)
     assert out.returncode != 0
-    assert out.stderr.decode().strip().splitlines()[-1].startswith("Error:")
+    assert out.stderr.decode().strip().splitlines()[0].startswith("Error: export needs --to DIR")
     out = cli("export", CC, "--to", tmp_path / "ds", "--cwd", "/x")
     assert out.stderr.decode().splitlines() == [
         "Error: --cwd, --session-id, --since, --until and --root choose sessions in the "

@@ -1,19 +1,32 @@
-"""The command line: the entry point, the fast path, the typer app and the command functions.
+"""The command line: the entry point, the command table, its parser, the typer app, the commands.
 
 Entry point of the ``agentminutes`` command (and ``python -m agentminutes``).
+Every command is declared once, in :mod:`agentminutes.cli.spec` (how to add
+one is said there), parsed by :mod:`agentminutes.cli.parser` and run by the
+function the table names, without importing the CLI framework (typer costs
+about 0.2 s per start). Only shell completion goes to the typer application
+(:mod:`agentminutes.cli.app`), which is built from the same table.
 
 Every failure ends here as one line on stderr and a non-zero exit status,
-never a traceback. ``detect``, ``follow``, ``convert``, ``stats`` and
-``--version`` take a fast path that does not import the CLI framework (typer
-costs about 0.2 s per start); anything those paths do not take whole goes to
-typer, which owns help and usage messages.
+never a traceback: exit status 2 for a command line the parser refuses (then
+a usage hint), 1 for everything else the command reports.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-__all__ = ("main",)
+if TYPE_CHECKING:
+    from agentminutes.cli.spec import Command
+
+__all__ = ("guarded", "main", "run_command")
+
+#: The variable the shell's completion script sets when it asks for completions.
+COMPLETE_VAR = "_AGENTMINUTES_COMPLETE"
+COMPLETION_OPTIONS = ("--install-completion", "--show-completion")
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -23,47 +36,57 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
-def _fast_path(argv: list[str]) -> int | None:
-    if argv in (["--version"], ["-v"]):
-        from agentminutes._version import __version__
+def run_command(command: Command, values: dict[str, Any]) -> int:
+    """Run *command* with its parsed *values*; return its exit status."""
+    import importlib
 
-        print(f"agentminutes version {__version__}")
+    module, _, name = command.run.partition(":")
+    function: Callable[..., int | None] = getattr(importlib.import_module(module), name)
+    return function(**values) or 0
+
+
+def _dispatch(args: list[str]) -> int:
+    from agentminutes.cli.parser import (
+        HELP_FLAGS,
+        check_version_only,
+        find_command,
+        parse,
+        render_root_help,
+        version_text,
+    )
+
+    if COMPLETE_VAR in os.environ or any(a.split("=")[0] in COMPLETION_OPTIONS for a in args[:2]):
+        from agentminutes.cli.app import main as typer_main
+
+        return typer_main(args)
+    if not args or args[0] in HELP_FLAGS:
+        sys.stdout.write(render_root_help())
         return 0
-    if len(argv) == 2 and argv[0] == "detect" and (argv[1] == "-" or not argv[1].startswith("-")):
-        from agentminutes.cli.detect import detect_command
-
-        detect_command(argv[1])
+    if args[0] in ("--version", "-v"):
+        check_version_only(args)
+        print(version_text())
         return 0
-    if argv and argv[0] == "follow":
-        from agentminutes.live.runner import fast_path
-
-        return fast_path(argv[1:])
-    if argv and argv[0] in ("convert", "stats", "sessions"):
-        from agentminutes.cli.fast import fast_path as fast_command
-
-        return fast_command(argv)
-    return None
+    command, rest = find_command(args)
+    return run_command(command, parse(command, rest))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line with *argv* (default ``sys.argv[1:]``); return the exit status."""
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["follow"]:
-        from agentminutes.live.signals import catch_early_signals
-
-        catch_early_signals()
+def guarded(run: Callable[[], int], args: list[str]) -> int:
+    """Run *run*, turning every error into one line on stderr and an exit status."""
+    from agentminutes.cli.parser import CommandLineError, HelpRequested
     from agentminutes.errors import AgentminutesError
     from agentminutes.sinks.output import guard_stdout
 
     guard_stdout()
     try:
-        code = _fast_path(args)
-        if code is None:
-            from agentminutes.cli.app import app
-
-            result = app(args=args, prog_name="agentminutes", standalone_mode=False)
-            code = result if isinstance(result, int) else 0
+        code = run()
         sys.stdout.flush()  # a failing stdout fails here, as one line, not at exit
+        return code
+    except HelpRequested as exc:
+        sys.stdout.write(exc.text)
+        return 0
+    except CommandLineError as exc:
+        code = _fail(str(exc), 2)
+        print(exc.usage, file=sys.stderr)
         return code
     except AgentminutesError as exc:
         return _fail(str(exc))
@@ -79,19 +102,26 @@ def main(argv: list[str] | None = None) -> int:
         return _framework_exit(exc)
 
 
-def _framework_exit(exc: Exception) -> int:
-    """Map the CLI framework's exceptions (usage errors, exits) onto one line and a status."""
-    import typer
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with *argv* (default ``sys.argv[1:]``); return the exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["follow"]:
+        from agentminutes.live.signals import catch_early_signals
 
-    if isinstance(exc, typer.Exit):
-        return int(exc.exit_code)
-    if isinstance(exc, typer.Abort):
-        return 130
-    format_message = getattr(exc, "format_message", None)
-    if callable(format_message):
-        show = getattr(exc, "show", None)
-        if type(exc).__name__ == "NoArgsIsHelpError" and callable(show):
-            show()
-            return 0
-        return _fail(str(format_message()), 1)
+        catch_early_signals()
+    return guarded(lambda: _dispatch(args), args)
+
+
+def _framework_exit(exc: Exception) -> int:
+    """Map what the CLI framework raises (in completion and the typer path) onto a status."""
+    if "typer" in sys.modules:
+        import typer
+
+        if isinstance(exc, typer.Exit):
+            return int(exc.exit_code)
+        if isinstance(exc, typer.Abort):
+            return 130
+        format_message = getattr(exc, "format_message", None)
+        if callable(format_message):
+            return _fail(str(format_message()), 2)
     return _fail(f"internal error: {type(exc).__name__}: {exc}", 70)

@@ -1,14 +1,14 @@
-"""What ``convert`` and ``stats`` do, apart from how their flags are parsed.
+"""What the commands do once their arguments are parsed: the functions the command table names.
 
-Both the typer application (``_cli``) and the fast path that skips it
-(``_fastcli``) call :func:`run_convert` and :func:`run_stats`, so the two
-can differ only in parsing.
+Each takes the command's arguments and options as keyword arguments (see
+:mod:`agentminutes.cli.spec`) and returns its exit status (``None`` for 0).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import anyio
 
@@ -20,7 +20,7 @@ from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
 from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
 
-__all__ = ("run_convert", "run_stats")
+__all__ = ("run_archive", "run_convert", "run_detect", "run_sessions", "run_stats")
 
 
 def _feed(
@@ -250,3 +250,47 @@ def _task_stats(
             "subagents/ (workflow agents) are not counted; --all-subagents adds them",
             file=sys.stderr,
         )
+
+
+def run_detect(transcript: str) -> None:
+    """``agentminutes detect``: ``harness<TAB>certain|possible``."""
+    from agentminutes.cli.detect import detect_command
+
+    detect_command(transcript)
+
+
+def run_sessions(*, root: str | None, **values: Any) -> int:
+    """``agentminutes sessions``: list the sessions in the harnesses' folders."""
+    from agentminutes.discovery.sessions import sessions_command
+
+    return sessions_command(root=root or None, **values)
+
+
+def run_archive(
+    *,
+    to: str,
+    harness: str,
+    session_id: str | None,
+    cwd: str | None,
+    since: str | None,
+    root: str | None,
+    permissive: bool,
+) -> int:
+    """``agentminutes archive``: copy and normalize sessions; 1 when a source changed."""
+    from agentminutes.discovery.archive import archive_sync
+
+    def report(text: str) -> None:
+        print(f"agentminutes: archive: {text}", file=sys.stderr, flush=True)
+
+    result = archive_sync(
+        to,
+        harness=harness,
+        session_id=session_id,
+        cwd=cwd,
+        since=since,
+        root=root,
+        permissive=permissive,
+        on_report=report,
+    )
+    print(f"agentminutes: archived {result.summary()} into {result.to}", file=sys.stderr)
+    return 0 if result.ok else 1

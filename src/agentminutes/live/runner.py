@@ -43,7 +43,6 @@ __all__ = (
     "STOP_GRACE_S",
     "EnvelopeEncoder",
     "envelope_encoder",
-    "fast_path",
     "follow_main",
     "open_sink",
     "run_follow",
@@ -298,7 +297,7 @@ def follow_main(
     promote: Sequence[str] | None = None,
     text_form: str = "bare",
 ) -> int:
-    """``agentminutes follow`` with its options already parsed (by typer or :func:`fast_path`)."""
+    """``agentminutes follow`` with its options already parsed (see :mod:`agentminutes.cli.spec`)."""
     from agentminutes.errors import UsageError
     from agentminutes.harness import adapter_class
     from agentminutes.live.follower import make_follower, resolve_targets
@@ -369,48 +368,3 @@ def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
     while isinstance(exc, BaseExceptionGroup):
         exc = exc.exceptions[0]
     return exc
-
-
-def _fast_parser() -> Any:
-    import argparse
-
-    p = argparse.ArgumentParser(add_help=False, exit_on_error=False, allow_abbrev=False)
-    p.add_argument("targets", nargs="*")
-    p.add_argument("--harness", default="auto")
-    p.add_argument("--format", dest="fmt", default="jsonl", choices=["json", "jsonl"])
-    p.add_argument("--to", default="-")
-    p.add_argument("--state")
-    p.add_argument("--from-end", action="store_true")
-    p.add_argument("--idle-exit", type=float)
-    p.add_argument("--cwd")
-    p.add_argument("--session-id")
-    p.add_argument("--poll", action="store_true")
-    p.add_argument("--harness-version", default="")
-    p.add_argument("--permissive", action="store_true")
-    p.add_argument("--keep-raw", action="store_true")
-    p.add_argument("--max-payload-bytes", type=int, default=0)
-    p.add_argument("--promote", action="append")
-    p.add_argument("--text-form", default="bare", choices=["bare", "delivered"])
-    return p
-
-
-def fast_path(argv: list[str]) -> int | None:
-    """Run ``follow ARGV`` without the CLI framework, or ``None`` to let typer handle it.
-
-    A follower should be reading within a few hundred milliseconds of its
-    start; typer builds a pydantic adapter for every parameter of every
-    command first, which costs more than everything else put together. Any
-    argument vector this parser does not take whole (help, an unknown or
-    malformed option) goes to typer, which owns the messages.
-    """
-    import argparse
-
-    if any(a in ("-h", "--help") or a.startswith("--no-") for a in argv):
-        return None
-    try:
-        ns, rest = _fast_parser().parse_known_args(argv)
-    except (argparse.ArgumentError, SystemExit):
-        return None
-    if rest:
-        return None
-    return follow_main(**vars(ns))

@@ -1,0 +1,605 @@
+"""Every command of the command line, its arguments and options: the one table both paths read.
+
+:data:`COMMANDS` is the single source of truth. :mod:`agentminutes.cli.parser`
+parses every command line with it (and renders ``--help`` and the usage
+errors from it), without importing the CLI framework: typer costs about
+0.2 s per start, more than converting a few megabytes, and these commands run
+once per transcript in shell loops. :mod:`agentminutes.cli.app` builds the
+typer application from the same table, for shell completion and for
+embedding; its commands hand their arguments to the same parser, so the two
+paths cannot disagree on an option, a value or a message.
+
+Adding an option to a command is one line in its ``options`` (reuse the
+shared ones below, e.g. ``OUTPUT``)::
+
+    value("--since", "T", "Only sessions active at or after T (RFC 3339 or YYYY-MM-DD)."),
+
+Adding a command is one :class:`Command` in :data:`COMMANDS` and the function
+it runs, named ``"module:function"`` (imported only when the command runs)::
+
+    Command(
+        "usage",
+        "Token usage per model, normalized across harnesses.",
+        run="agentminutes.cli.commands:run_usage",
+        arguments=(TRANSCRIPT,),
+        options=(*SOURCE, OUTPUT, choice("--by", ("model", "turn"), "model", "How to group.")),
+    ),
+
+The function is called with one keyword argument per argument and option (its
+``dest``: the long flag without dashes, ``-`` as ``_``, unless given) and
+returns the exit status (``None`` for 0). Option values are checked here
+(``choices``, ``convert``, ``requires``); what only the command can judge it
+raises as :class:`~agentminutes.errors.UsageError`. ``tests/cli/test_parser.py``
+runs every command of this table through both paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+__all__ = (
+    "COMMANDS",
+    "GROUPS",
+    "OUTPUT",
+    "ROOT_SUMMARY",
+    "SOURCE",
+    "TRANSCRIPT",
+    "Argument",
+    "Command",
+    "Option",
+    "choice",
+    "flag",
+    "many",
+    "value",
+)
+
+#: What a value completes to in the shell: a file, a folder, a harness name, or nothing special.
+Complete = Literal["", "file", "dir", "harness"]
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option: its flags, what it holds, how its text becomes a value, and its help."""
+
+    flags: tuple[str, ...]
+    help: str
+    #: ``flag`` (present or not), ``value`` (one, the last given wins) or ``list`` (repeatable).
+    kind: Literal["flag", "value", "list"] = "value"
+    #: The name shown for the value in help and messages (``FILE``); empty for flags.
+    metavar: str = ""
+    default: Any = None
+    #: The values allowed, if only some are; shown in help and completed in the shell.
+    choices: tuple[str, ...] = ()
+    #: Turns the text into the value; raises ValueError with the reason it is refused.
+    convert: Callable[[str], Any] | None = None
+    #: The keyword the command's function takes it as (default: from the long flag).
+    dest: str = ""
+    #: The long flag of another option this one needs (``--root`` needs ``--include-subagents``).
+    requires: str = ""
+    #: Said after a refused value (which command to use instead, …).
+    hint: str = ""
+    required: bool = False
+    hidden: bool = False
+    complete: Complete = ""
+
+    @property
+    def name(self) -> str:
+        """The keyword argument this option is passed as."""
+        if self.dest:
+            return self.dest
+        long = next((f for f in self.flags if f.startswith("--")), self.flags[0])
+        return long.lstrip("-").replace("-", "_")
+
+    @property
+    def long(self) -> str:
+        """The option's long flag, as messages name it."""
+        return next((f for f in self.flags if f.startswith("--")), self.flags[0])
+
+    @property
+    def shown_metavar(self) -> str:
+        """The value's name in help: the choices (``json|jsonl``) or the metavar."""
+        return "|".join(self.choices) if self.choices else self.metavar
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """A positional argument: one (``many=False``) or any number of them."""
+
+    name: str
+    metavar: str
+    help: str
+    many: bool = False
+    required: bool = True
+    complete: Complete = "file"
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A command: its words (``("drift", "scan")``), help, function, arguments and options."""
+
+    words: tuple[str, ...]
+    summary: str
+    #: ``"module:function"``, imported when the command runs.
+    run: str
+    arguments: tuple[Argument, ...] = ()
+    options: tuple[Option, ...] = ()
+    #: Paragraphs of ``--help`` after the summary.
+    description: str = ""
+    #: Options are looked up by flag; built once.
+    by_flag: dict[str, Option] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for opt in self.options:
+            for f in opt.flags:
+                assert f not in self.by_flag, f"{self.path}: {f} declared twice"
+                self.by_flag[f] = opt
+        for opt in self.options:
+            assert not opt.requires or opt.requires in self.by_flag, (self.path, opt.requires)
+
+    @property
+    def path(self) -> str:
+        """The command as typed after ``agentminutes`` (``drift scan``)."""
+        return " ".join(self.words)
+
+
+def flag(
+    *flags: str, help: str, dest: str = "", requires: str = "", hidden: bool = False
+) -> Option:
+    """An option that is on when given (``--permissive``)."""
+    return Option(flags, help, "flag", default=False, dest=dest, requires=requires, hidden=hidden)
+
+
+def value(
+    flags: str | tuple[str, ...],
+    metavar: str,
+    help: str,
+    default: Any = None,
+    *,
+    convert: Callable[[str], Any] | None = None,
+    dest: str = "",
+    requires: str = "",
+    required: bool = False,
+    complete: Complete = "",
+) -> Option:
+    """An option that takes one value (``--harness NAME``); given twice, the last one wins."""
+    names = (flags,) if isinstance(flags, str) else flags
+    return Option(
+        names,
+        help,
+        "value",
+        metavar,
+        default,
+        convert=convert,
+        dest=dest,
+        requires=requires,
+        required=required,
+        complete=complete,
+    )
+
+
+def choice(
+    flags: str,
+    choices: tuple[str, ...],
+    default: str | None,
+    help: str,
+    *,
+    dest: str = "",
+    hint: str = "",
+    hidden: bool = False,
+) -> Option:
+    """An option that takes one of *choices* (``--format json|jsonl``)."""
+    return Option(
+        (flags,),
+        help,
+        "value",
+        default=default,
+        choices=choices,
+        dest=dest,
+        hint=hint,
+        hidden=hidden,
+    )
+
+
+def many(flags: str, metavar: str, help: str, *, dest: str = "") -> Option:
+    """A repeatable option (``--promote NAME --promote NAME``); its value is a list."""
+    return Option((flags,), help, "list", metavar, default=None, dest=dest)
+
+
+def _byte_count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError("a whole number of bytes") from None
+    if n < 0:
+        raise ValueError("0 (keep whole) or a positive number of bytes")
+    return n
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("a whole number") from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        n = float(text)
+    except ValueError:
+        raise ValueError("a number of seconds") from None
+    if not n > 0 or n == float("inf"):
+        raise ValueError("a positive number of seconds")
+    return n
+
+
+# -- shared arguments and options ----------------------------------------------------------
+
+TRANSCRIPT: Final = Argument("transcript", "TRANSCRIPT", 'Transcript file, or "-" for stdin.')
+OUTPUT: Final = value(
+    ("-o", "--output"), "FILE", "Write to FILE instead of stdout.", complete="file"
+)
+HARNESS: Final = value(
+    "--harness",
+    "NAME",
+    'The harness that wrote the transcript, or "auto" to detect it from its first records.',
+    "auto",
+    complete="harness",
+)
+HARNESS_VERSION: Final = value(
+    "--harness-version",
+    "V",
+    "Harness version for formats that record none (metadata only; never changes parsing).",
+    "",
+)
+PERMISSIVE: Final = flag(
+    "--permissive", help="Keep records no rule classifies as unknown events instead of failing."
+)
+PROMOTE: Final = many(
+    "--promote",
+    "NAME",
+    'Apply an opt-in telemetry promotion (e.g. "codex:web-search").',
+)
+TEXT_FORM: Final = choice(
+    "--text-form",
+    ("bare", "delivered"),
+    "bare",
+    "System event text: bare (as recorded) or delivered (as the harness delivered it).",
+)
+KEEP_RAW: Final = flag("--keep-raw", help="Keep the verbatim source records in provenance.")
+MAX_PAYLOAD: Final = value(
+    "--max-payload-bytes",
+    "N",
+    "Replace tool-result payloads larger than N bytes by their size and sha256 (0 keeps them whole).",
+    0,
+    convert=_byte_count,
+)
+CONVERSATION: Final = value(
+    "--conversation",
+    "ID",
+    "In a multi-conversation source (ChatGPT or claude.ai export, turns.db): the conversation "
+    "to read, by id or unique id prefix.",
+)
+#: How a transcript is read: every command that parses one takes these.
+SOURCE: Final = (HARNESS, HARNESS_VERSION, PERMISSIVE, PROMOTE, TEXT_FORM)
+
+ROOT_SUMMARY: Final = (
+    "Turn coding-agent session transcripts into one normalized, versioned event stream."
+)
+
+#: Command groups (the first word of a two-word command) and their one-line help.
+GROUPS: Final = {
+    "drift": "Check transcripts for format drift against the baselines shipped in the package.",
+}
+
+COMMANDS: Final[tuple[Command, ...]] = (
+    Command(
+        ("convert",),
+        "Convert a transcript to the normalized session (json), its event stream (jsonl) "
+        "or ACP updates (acp).",
+        run="agentminutes.cli.commands:run_convert",
+        arguments=(TRANSCRIPT,),
+        options=(
+            choice(
+                "--format",
+                ("json", "jsonl", "acp"),
+                "json",
+                "json (the whole session), jsonl (one event per line, streamed), or acp (Agent "
+                "Client Protocol session/update notifications, one JSON-RPC message per line; "
+                "what they cannot carry is counted on stderr).",
+                dest="fmt",
+            ),
+            OUTPUT,
+            *SOURCE,
+            KEEP_RAW,
+            MAX_PAYLOAD,
+            CONVERSATION,
+            flag(
+                "--all",
+                help="Convert every conversation of the source: one whole session JSON per line.",
+                dest="every",
+            ),
+        ),
+    ),
+    Command(
+        ("stats",),
+        "Summarize a session: tool mix, bytes retrieved, latency, tokens, models, final answer.",
+        run="agentminutes.cli.commands:run_stats",
+        arguments=(TRANSCRIPT,),
+        options=(
+            OUTPUT,
+            *SOURCE,
+            CONVERSATION,
+            flag(
+                "--include-subagents",
+                help="Summarize the whole task: the session and its subagent transcripts, each "
+                "on its own, added up, with a per-agent split.",
+            ),
+            value(
+                "--root",
+                "DIR",
+                "Where to look for Codex and Antigravity subagents (default: the harness's "
+                "folders).",
+                requires="--include-subagents",
+                complete="dir",
+            ),
+            flag(
+                "--all-subagents",
+                help="Claude Code: also the workflow agents nested below subagents/ (the "
+                "reference CLI leaves them out).",
+                requires="--include-subagents",
+            ),
+        ),
+    ),
+    Command(
+        ("detect",),
+        "Print the harness that wrote a transcript and how sure detection is.",
+        run="agentminutes.cli.commands:run_detect",
+        arguments=(TRANSCRIPT,),
+        description="Prints HARNESS<TAB>certain or HARNESS<TAB>possible.",
+    ),
+    Command(
+        ("follow",),
+        "Follow transcripts as they are written: events within milliseconds of each line.",
+        run="agentminutes.live.runner:follow_main",
+        arguments=(
+            Argument(
+                "targets",
+                "TARGET",
+                "Transcript files (they may not exist yet) or folders of transcripts; "
+                "default: the --harness's transcript folders.",
+                many=True,
+                required=False,
+            ),
+        ),
+        options=(
+            HARNESS,
+            choice(
+                "--format",
+                ("jsonl",),
+                "jsonl",
+                "Output format: follow writes jsonl.",
+                dest="fmt",
+                hint="follow writes one event per line as it arrives; convert writes the "
+                "whole session as json",
+                hidden=True,
+            ),
+            value(
+                "--to",
+                "SINK",
+                "Where events go: - (stdout), file:PATH (append), tcp://HOST:PORT or unix:PATH "
+                "(a collector; ?buffer=BYTES sets the buffer, default 4 MiB).",
+                "-",
+            ),
+            value(
+                "--state",
+                "FILE",
+                "Save progress in FILE and resume from it: each event written once.",
+                complete="file",
+            ),
+            flag("--from-end", help="Skip what the transcripts already hold (without --state)."),
+            value(
+                "--idle-exit",
+                "SECONDS",
+                "Stop, writing held events, after SECONDS without new lines.",
+                convert=_seconds,
+            ),
+            value(
+                "--cwd",
+                "DIR",
+                "Only sessions whose working directory is DIR or under it.",
+                complete="dir",
+            ),
+            value("--session-id", "ID", "Only this session (and its subagents)."),
+            flag("--poll", help="Poll file sizes instead of file-change notification."),
+            HARNESS_VERSION,
+            PERMISSIVE,
+            KEEP_RAW,
+            MAX_PAYLOAD,
+            PROMOTE,
+            TEXT_FORM,
+        ),
+        description="One transcript prints what convert --format jsonl prints for it, event by "
+        "event. Several (or a folder) print one envelope per line: "
+        '{"transcript": PATH, "harness": NAME, "event": EVENT}. SIGINT, SIGTERM and '
+        "--idle-exit stop it (exit 0) after writing held events; with --state, SIGTERM keeps "
+        "them in the state for the next run instead.",
+    ),
+    Command(
+        ("sessions",),
+        "List session transcripts in the harnesses' own folders, filtered by identity or time.",
+        run="agentminutes.cli.commands:run_sessions",
+        options=(
+            value(
+                "--harness",
+                "NAME",
+                "One harness; default: the default folders of every harness.",
+                "",
+                complete="harness",
+            ),
+            value(
+                "--root",
+                "DIR",
+                "Search DIR instead of the default folders; for a data-export harness, an "
+                "export file or a folder of them.",
+                requires="--harness",
+                complete="dir",
+            ),
+            value(
+                "--cwd",
+                "DIR",
+                "Keep sessions whose recorded working directory is DIR.",
+                "",
+                complete="dir",
+            ),
+            value(
+                "--session-id",
+                "ID",
+                "Keep the session (or subagent) with this id; with --harness, looked up directly.",
+                "",
+            ),
+            value(
+                "--since",
+                "T",
+                "Keep sessions active at or after T (RFC 3339, or YYYY-MM-DD: local time).",
+                "",
+            ),
+            value(
+                "--until",
+                "T",
+                "Keep sessions active at or before T (RFC 3339, or YYYY-MM-DD: that whole day).",
+                "",
+            ),
+            choice(
+                "--format",
+                ("paths", "json", "jsonl"),
+                "paths",
+                "paths (transcript paths, subagents included), json (one array) or jsonl.",
+                dest="fmt",
+            ),
+            flag(
+                "--all-subagents",
+                help="Claude Code: also subagents nested below subagents/ (workflow agents).",
+            ),
+        ),
+        description="Per-file errors go to stderr and set exit status 1 without stopping the "
+        "scan; a summary of what was matched, filtered, skipped and unreadable follows. "
+        "Sessions that record no working directory never match --cwd.",
+    ),
+    Command(
+        ("archive",),
+        "Copy sessions with their subagent transcripts and sidecars into a folder, and "
+        "normalize them.",
+        run="agentminutes.cli.commands:run_archive",
+        options=(
+            value(
+                "--to",
+                "DIR",
+                "The archive folder (created if missing).",
+                required=True,
+                complete="dir",
+            ),
+            value("--harness", "NAME", "The sessions' harness.", required=True, complete="harness"),
+            value("--session-id", "ID", "Archive this session (and its subagents)."),
+            value(
+                "--cwd",
+                "DIR",
+                "Archive every session whose working directory is DIR.",
+                complete="dir",
+            ),
+            value(
+                "--since",
+                "T",
+                "With --cwd: only sessions active since T (RFC 3339 or YYYY-MM-DD).",
+                requires="--cwd",
+            ),
+            value(
+                "--root",
+                "DIR",
+                "Look for sessions in DIR instead of the harness's folders.",
+                complete="dir",
+            ),
+            PERMISSIVE,
+        ),
+        description="Files keep their path relative to the harness's folder; each transcript "
+        "gets its normalized session beside it (FILE.agentminutes.json) and MANIFEST.json "
+        "records every file's size, sha256, source and copy time. Run it again to add what "
+        "changed: transcripts that grew are extended with their new complete lines; a source "
+        "changed any other way is reported (exit 1) and its copy kept. Sources are only read; "
+        "a session still being written is copied up to its last complete line.",
+    ),
+    Command(
+        ("export",),
+        "Export transcripts to a Hive-partitioned Parquet dataset DuckDB reads with no code.",
+        run="agentminutes.export.runner:export_command",
+        arguments=(
+            Argument(
+                "targets",
+                "TARGET",
+                "Transcripts, data exports and folders of them (walked); default: the sessions "
+                "in the harnesses' own folders, as sessions finds them.",
+                many=True,
+                required=False,
+            ),
+        ),
+        options=(
+            value(
+                "--to",
+                "DIR",
+                "The dataset folder (created if missing).",
+                required=True,
+                complete="dir",
+            ),
+            HARNESS,
+            value(
+                "--root",
+                "DIR",
+                "Without TARGETs: search DIR (needs --harness).",
+                complete="dir",
+            ),
+            value(
+                "--cwd",
+                "DIR",
+                "Without TARGETs: sessions whose working directory is DIR.",
+                complete="dir",
+            ),
+            value("--session-id", "ID", "Without TARGETs: this session (and its subagents)."),
+            value("--since", "T", "Without TARGETs: sessions active at or after T."),
+            value("--until", "T", "Without TARGETs: sessions active at or before T."),
+            flag(
+                "--all-subagents",
+                help="Without TARGETs, Claude Code: also the workflow agents nested below "
+                "subagents/.",
+            ),
+            value(
+                ("-j", "--jobs"),
+                "N",
+                "Worker processes (default: the CPUs available).",
+                convert=_whole_number,
+            ),
+            HARNESS_VERSION,
+            PERMISSIVE,
+            MAX_PAYLOAD,
+            PROMOTE,
+            TEXT_FORM,
+        ),
+        description="Tables events, sessions, tool_calls, requests and failures, in "
+        "DIR/<table>/harness=<h>/date=<yyyy-mm-dd>/part-*.parquet. Run it again to add what is "
+        "new or changed: each changed transcript's rows are replaced whole. A transcript that "
+        "cannot be exported gets a failures row and an error line; the run goes on and exits 1. "
+        "Needs pyarrow: pip install 'agentminutes[parquet]'.",
+    ),
+    Command(
+        ("drift", "scan"),
+        "Compare each transcript's vocabulary with its harness's baseline.",
+        run="agentminutes.drift:scan_command",
+        arguments=(
+            Argument("paths", "TRANSCRIPT", "Transcript files, scanned in order.", many=True),
+        ),
+        description="For each file: the harness, a strict parse with every line accounted for, "
+        "then each new record type, new key, missing key and new discriminator value (content "
+        "block types, tool names, subtypes). Exit status: 0 clean, 1 drift, 3 a file could not "
+        "be checked (no harness detected, no baseline).",
+    ),
+)
