@@ -66,7 +66,7 @@ MANIFEST_FORMAT: Final = 1
 HEAD_BYTES: Final = 1024
 #: Rows of one table buffered before a row group is written, and bytes buffered in all.
 ROW_GROUP_ROWS: Final = 65_536
-BUFFER_BYTES: Final = 48 << 20
+BUFFER_BYTES: Final = 8 << 20
 COMPRESSION: Final = "zstd"
 
 

@@ -56,7 +56,7 @@ pa.array([], pa.string())
 
 #: Most rows of one ``events`` batch, and most payload bytes (a batch is a Parquet row group).
 BATCH_ROWS: Final = 16_384
-BATCH_BYTES: Final = 32 << 20
+BATCH_BYTES: Final = 4 << 20
 
 #: Harnesses whose message ids are issued by the model provider, unique across sessions.
 GLOBAL_MESSAGE_IDS: Final = frozenset({"claude-code"})
@@ -399,7 +399,7 @@ class _Session:
         n = len(c.seq)
         string = pa.string()
         storage = pa.Array.from_buffers(
-            string, n, [None, pa.py_buffer(c.offsets), pa.py_buffer(bytes(c.payload))]
+            string, n, [None, pa.py_buffer(c.offsets), pa.py_buffer(c.payload)]
         )
         arrays = [
             *self._ident(n),
