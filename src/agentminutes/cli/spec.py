@@ -591,6 +591,85 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "Needs pyarrow: pip install 'agentminutes[parquet]'.",
     ),
     Command(
+        ("usage",),
+        "Token usage and cost across every harness, by day, week, month, session, project or model.",
+        run="agentminutes.usage.command:run_usage",
+        options=(
+            value(
+                "--harness",
+                "NAME",
+                "One harness; default: every harness's default folders.",
+                "",
+                complete="harness",
+            ),
+            value(
+                "--root",
+                "DIR",
+                "Read DIR instead of the default folders.",
+                "",
+                requires="--harness",
+                complete="dir",
+            ),
+            value(
+                "--cwd",
+                "DIR",
+                "Sessions whose recorded working directory is DIR.",
+                "",
+                complete="dir",
+            ),
+            value("--session-id", "ID", "The session (with its subagents) with this id.", ""),
+            value("--since", "T", "Requests at or after T (RFC 3339, or YYYY-MM-DD: local).", ""),
+            value(
+                "--until",
+                "T",
+                "Requests at or before T (RFC 3339, or YYYY-MM-DD: that whole day).",
+                "",
+            ),
+            value(
+                "--by",
+                "KEYS",
+                "Group by day, week, month, session, project, model, harness or transcript; "
+                "combine with commas (day,model).",
+                "day",
+            ),
+            choice(
+                "--format", ("table", "json", "csv"), "table", "table, json or csv.", dest="fmt"
+            ),
+            value(
+                "--prices",
+                "FILE",
+                "A TOML or JSON price file that adds models or overrides the catalog.",
+                "",
+                complete="file",
+            ),
+            flag("--no-cost", help="Tokens only: do not price the requests."),
+            value("--tz", "ZONE", "Time zone of day, week and month (default: local).", ""),
+            value(
+                "--cache-dir",
+                "DIR",
+                "Folder of the summary cache (default: $XDG_CACHE_HOME/agentminutes).",
+                "",
+                complete="dir",
+            ),
+            flag("--no-cache", help="Read every transcript; neither use nor write the cache."),
+            flag("--follow", help="Keep the report current as agents write."),
+            value(
+                "--idle-exit",
+                "SECONDS",
+                "With --follow: stop after SECONDS without a new line.",
+                convert=_seconds,
+                requires="--follow",
+            ),
+            flag("--poll", help="With --follow: stat files instead of file notifications."),
+        ),
+        description="Each API request is counted once: streamed messages by their final "
+        "usage, subagent transcripts included, copies in resumed or forked sessions and "
+        "Codex's re-emitted counters not again. Costs come from the genai-prices catalog "
+        "(pip install 'agentminutes[cost]') and --prices; a model neither prices is shown as "
+        "unpriced, never as $0. A second run over unchanged transcripts reads only their sizes "
+        "and times (the summary cache).",
+    ),
+    Command(
         ("drift", "scan"),
         "Compare each transcript's vocabulary with its harness's baseline.",
         run="agentminutes.drift:scan_command",

@@ -30,6 +30,7 @@ import msgspec
 
 from agentminutes import timestamps
 from agentminutes.discovery.layouts import (
+    IdentityCache,
     Item,
     Locator,
     Root,
@@ -129,6 +130,7 @@ class Scan:
         env: Mapping[str, str] | None = None,
         on_error: Callable[[ScanError], None] | None = None,
         on_file: Callable[[str], None] | None = None,
+        identity: IdentityCache | None = None,
     ) -> None:
         if root is not None and not harness:
             raise UsageError("--root requires --harness")
@@ -143,6 +145,7 @@ class Scan:
             on_skip=self._skipped,
             on_file=on_file,
             nested=all_subagents,
+            identity=identity,
         )
         self.matched = 0
         self.filtered = 0

@@ -14,6 +14,7 @@ from agentminutes.discovery.layouts.antigravity import (
 )
 from agentminutes.discovery.layouts.base import (
     Gathered,
+    IdentityCache,
     Item,
     Locator,
     Root,
@@ -42,6 +43,7 @@ __all__ = (
     "DocumentLocator",
     "Gathered",
     "GeminiCliLocator",
+    "IdentityCache",
     "Item",
     "Locator",
     "PiLocator",

@@ -52,6 +52,7 @@ from agentminutes.schema import Event, EventKind, Meta, TaskSkip
 
 __all__ = (
     "Gathered",
+    "IdentityCache",
     "Item",
     "Locator",
     "Root",
@@ -119,6 +120,10 @@ class Gathered:
 
 SkipListener = Callable[[str, str], None]
 
+#: A source of known identities: ``(path, stat)`` to the ``(meta, first timestamp)`` a
+#: transcript's head gave when it last had that size and time, or ``None`` to read it.
+IdentityCache = Callable[[str, os.stat_result], "tuple[Meta, str] | None"]
+
 
 @dataclass
 class ScanContext:
@@ -132,6 +137,9 @@ class ScanContext:
     on_file: Callable[[str], None] | None = None
     #: Claude Code: also subagents nested below ``subagents/`` (workflow agents).
     nested: bool = False
+    #: Identities already known (``agentminutes usage``'s cache): a file it knows is
+    #: not opened at all.
+    identity: IdentityCache | None = None
 
     def skip(self, path: str, reason: str) -> None:
         if self.on_skip is not None:
@@ -279,8 +287,9 @@ def build_ref(harness: str, path: str, ctx: ScanContext | None = None) -> Sessio
         st = os.stat(path)
     except OSError as exc:
         raise ScanError(harness, os_cause("stat", path, exc), path) from None
+    known = ctx.identity(path, st) if ctx is not None and ctx.identity is not None else None
     try:
-        meta, started = read_identity(harness, path)
+        meta, started = known if known is not None else read_identity(harness, path)
     except ParseError as exc:
         raise ScanError(harness, str(exc), path) from None
     except OSError as exc:

@@ -1,0 +1,463 @@
+"""Token usage in OpenTelemetry GenAI terms, and the API requests a session's events record.
+
+The output contract keeps each harness's usage as the harness reports it
+(:class:`~agentminutes.schema.TokenUsage`), and harnesses disagree on what
+``input_tokens`` means: Anthropic-shaped usage (Claude Code, pi) counts fresh
+input only, with cache reads and writes apart; OpenAI-shaped usage (Codex)
+counts every prompt token, the cached ones included. This module states the
+rule of each harness once (:data:`USAGE_RULES`) and maps raw usage onto the
+OpenTelemetry GenAI semantic conventions (``gen_ai.usage.*``), where
+
+* ``input_tokens`` is every input token: fresh, cache reads and cache writes;
+* ``cache_read.input_tokens`` and ``cache_creation.input_tokens`` are parts of it;
+* ``output_tokens`` is every output token, and ``reasoning.output_tokens`` a part
+  of it (never to be added to it);
+* ``cache_creation.5m.input_tokens`` / ``cache_creation.1h.input_tokens`` (not in
+  the conventions) keep Anthropic's split of cache writes by lifetime, where recorded.
+
+:func:`otel_usage` is the pure function over one usage (what an exporter adds as
+columns); :class:`RequestFolder` turns an event stream into one :class:`Request`
+per API request, with the per-harness counting rules (Codex's cumulative
+``token_count`` counters become per-request deltas, re-emitted counters count once).
+Nothing here changes ``convert`` or ``stats`` output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Final, NamedTuple
+
+import msgspec
+
+from agentminutes.schema.events import Event, EventKind, Raw, TokenUsage
+
+__all__ = (
+    "USAGE_RULES",
+    "OtelUsage",
+    "Request",
+    "RequestFolder",
+    "UsageRule",
+    "otel_usage",
+    "reported_cost",
+    "requests",
+)
+
+
+class UsageRule(NamedTuple):
+    """How one harness's :class:`~agentminutes.schema.TokenUsage` fields are to be read.
+
+    The rule describes the fields as the harness's adapter fills them, which is
+    not always the native format: Gemini CLI and Qwen Code report a
+    ``promptTokenCount`` that includes the cached tokens, and their adapters
+    already subtract them (so ``input_tokens`` is fresh input there).
+    """
+
+    #: ``input_tokens`` already counts the cache reads and writes (OpenAI-shaped usage).
+    input_includes_cache: bool
+    #: The key of ``usage.extra`` holding the reasoning part of ``output_tokens``
+    #: (``""``: the harness does not report it apart).
+    reasoning_key: str = ""
+    #: The key of ``usage.extra`` holding Anthropic's cache-write split
+    #: (``{"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"}``).
+    cache_split_key: str = ""
+    #: The key of ``usage.extra`` holding the cost the harness computed itself,
+    #: an object whose ``total`` is in USD (pi), or a number.
+    cost_key: str = ""
+    #: How the harness's requests are told apart across transcripts (a resumed or
+    #: forked session copies earlier messages): ``message`` the API message id alone
+    #: (globally unique ids), ``message+time`` the id with the timestamp (short ids),
+    #: ``""`` none (each request counts).
+    key_rule: str = "message+time"
+
+
+#: The rule of every harness whose adapter records usage. A harness not listed has no
+#: normalized view (``otel_usage`` returns ``None``): its fields' meaning is not guessed.
+USAGE_RULES: Final[Mapping[str, UsageRule]] = MappingProxyType(
+    {
+        # Anthropic Messages API usage: input excludes the cache; thinking is inside
+        # output and not reported apart.
+        "claude-code": UsageRule(
+            input_includes_cache=False, cache_split_key="cache_creation", key_rule="message"
+        ),
+        # OpenAI Responses usage: input includes cached_input_tokens; reasoning is in
+        # the token_count records (RequestFolder reads it there), not on the message.
+        "codex": UsageRule(input_includes_cache=True, key_rule=""),
+        # The adapter maps promptTokenCount - cached (+ tool prompt) to input and adds
+        # the thoughts to output; extra.thoughts is the reasoning part.
+        "gemini-cli": UsageRule(input_includes_cache=False, reasoning_key="thoughts"),
+        "qwen-code": UsageRule(input_includes_cache=False, reasoning_key="thoughtsTokenCount"),
+        # pi: input, output, cacheRead, cacheWrite (input excludes the cache) and the
+        # cost pi priced itself.
+        "pi": UsageRule(input_includes_cache=False, cost_key="cost"),
+    }
+)
+
+
+class OtelUsage(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One request's (or a sum's) usage with OpenTelemetry GenAI semantics.
+
+    JSON keys are the ``gen_ai.usage.*`` attribute names without the prefix.
+    ``reasoning.output_tokens`` and the cache-write split are ``None`` (left
+    out) where the harness did not record them: not recorded is not zero.
+    """
+
+    input_tokens: int = msgspec.field(default=0)
+    output_tokens: int = msgspec.field(default=0)
+    cache_read_input_tokens: int = msgspec.field(default=0, name="cache_read.input_tokens")
+    cache_creation_input_tokens: int = msgspec.field(default=0, name="cache_creation.input_tokens")
+    reasoning_output_tokens: int | None = msgspec.field(
+        default=None, name="reasoning.output_tokens"
+    )
+    cache_creation_5m_input_tokens: int | None = msgspec.field(
+        default=None, name="cache_creation.5m.input_tokens"
+    )
+    cache_creation_1h_input_tokens: int | None = msgspec.field(
+        default=None, name="cache_creation.1h.input_tokens"
+    )
+
+    def add(self, other: OtelUsage) -> None:
+        """Accumulate *other* into this sum; an optional part stays ``None`` only if both are."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
+        self.reasoning_output_tokens = _add_opt(
+            self.reasoning_output_tokens, other.reasoning_output_tokens
+        )
+        self.cache_creation_5m_input_tokens = _add_opt(
+            self.cache_creation_5m_input_tokens, other.cache_creation_5m_input_tokens
+        )
+        self.cache_creation_1h_input_tokens = _add_opt(
+            self.cache_creation_1h_input_tokens, other.cache_creation_1h_input_tokens
+        )
+
+
+def _add_opt(a: int | None, b: int | None) -> int | None:
+    if b is None:
+        return a
+    return b if a is None else a + b
+
+
+_decode_object = msgspec.json.Decoder(dict[str, Raw] | None).decode
+_decode_number = msgspec.json.Decoder(int | float | None).decode
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
+
+
+def _extra_int(extra: dict[str, Raw] | None, key: str) -> int | None:
+    if not key or not extra or key not in extra:
+        return None
+    try:
+        value = _decode_number(extra[key])
+    except _DECODE_ERRORS:
+        return None
+    return None if value is None else int(value)
+
+
+def _cache_split(extra: dict[str, Raw] | None, key: str) -> tuple[int | None, int | None]:
+    if not key or not extra or key not in extra:
+        return None, None
+    try:
+        split = _decode_object(extra[key])
+    except _DECODE_ERRORS:
+        return None, None
+    if not split:
+        return None, None
+    return (
+        _extra_int(split, "ephemeral_5m_input_tokens"),
+        _extra_int(split, "ephemeral_1h_input_tokens"),
+    )
+
+
+def otel_usage(usage: TokenUsage, harness: str) -> OtelUsage | None:
+    """*usage*, as *harness* records it, in OpenTelemetry GenAI terms; ``None`` for a harness without a rule.
+
+    A pure function of its arguments: one assistant message's usage (or a sum of
+    one harness's usages: the rule is linear) in, the normalized counts out.
+    Codex messages carry no reasoning count; :class:`RequestFolder` reads it
+    from the ``token_count`` records.
+    """
+    rule = USAGE_RULES.get(harness)
+    if rule is None:
+        return None
+    cache_read = usage.cache_read_input_tokens
+    cache_write = usage.cache_creation_input_tokens
+    if rule.input_includes_cache:
+        total_input = usage.input_tokens
+    else:
+        total_input = usage.input_tokens + cache_read + cache_write
+    five, hour = _cache_split(usage.extra, rule.cache_split_key)
+    return OtelUsage(
+        input_tokens=total_input,
+        output_tokens=usage.output_tokens,
+        cache_read_input_tokens=cache_read,
+        cache_creation_input_tokens=cache_write,
+        reasoning_output_tokens=_extra_int(usage.extra, rule.reasoning_key),
+        cache_creation_5m_input_tokens=five,
+        cache_creation_1h_input_tokens=hour,
+    )
+
+
+def reported_cost(usage: TokenUsage, harness: str) -> float | None:
+    """The cost (USD) the harness itself recorded for this usage, or ``None`` when it recorded none."""
+    cost = getattr(usage, "cost", None)  # the schema's own field, where an adapter fills it
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        return float(cost)
+    rule = USAGE_RULES.get(harness)
+    if rule is None or not rule.cost_key or not usage.extra or rule.cost_key not in usage.extra:
+        return None
+    raw = usage.extra[rule.cost_key]
+    try:
+        value = _decode_number(raw)
+    except _DECODE_ERRORS:
+        try:
+            parts = _decode_object(raw)
+        except _DECODE_ERRORS:
+            return None
+        total = _extra_int_float(parts, "total")
+        return total
+    return None if value is None else float(value)
+
+
+def _extra_int_float(obj: dict[str, Raw] | None, key: str) -> float | None:
+    if not obj or key not in obj:
+        return None
+    try:
+        value = _decode_number(obj[key])
+    except _DECODE_ERRORS:
+        return None
+    return None if value is None else float(value)
+
+
+class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One API request's usage: when, which model, the raw counts and their normalized view.
+
+    ``usage`` holds the counts as the harness recorded them (its own field
+    semantics, :data:`USAGE_RULES`); ``otel`` the same request normalized.
+    ``key`` tells copies of one request apart from new ones across transcripts
+    (``""``: the request cannot be recognized, and counts wherever it appears).
+    ``reported_cost`` is the harness's own cost figure, ``None`` when it recorded none.
+    """
+
+    timestamp: str = ""
+    model: str = ""
+    usage: TokenUsage
+    otel: OtelUsage | None = None
+    key: str = ""
+    agent_id: str = ""
+    reported_cost: float | None = None
+
+
+class _Counters(msgspec.Struct):
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_output_tokens: int = 0
+    total_tokens: int = 0
+
+
+class _TokenInfo(msgspec.Struct):
+    total_token_usage: _Counters | None = None
+    last_token_usage: _Counters | None = None
+
+
+class _TokenCount(msgspec.Struct):
+    info: _TokenInfo | None = None
+
+
+class _TurnContext(msgspec.Struct):
+    model: str | None = None
+
+
+class _SessionPayload(msgspec.Struct):
+    forked_from_id: str | None = None
+
+
+_decode_token_count = msgspec.json.Decoder(_TokenCount).decode
+_decode_turn_context = msgspec.json.Decoder(_TurnContext).decode
+_decode_session_payload = msgspec.json.Decoder(_SessionPayload).decode
+
+
+def _fields(c: _Counters) -> tuple[int, int, int, int, int, int]:
+    return (
+        c.input_tokens,
+        c.cached_input_tokens,
+        c.cache_write_input_tokens,
+        c.output_tokens,
+        c.reasoning_output_tokens,
+        c.total_tokens,
+    )
+
+
+class RequestFolder:
+    """Folds one transcript's events, in stream order, into its API requests.
+
+    Feed events with :meth:`add` (each call returns the requests it completed)
+    and call :meth:`finish` at the end. The counting rules:
+
+    * One request per ``assistant_message`` that carries usage (the adapters
+      fold a streamed message into one event holding its final usage).
+    * Codex rollouts record usage in ``token_count`` records, a cumulative
+      ``total_token_usage`` and the request's ``last_token_usage``; the
+      reference (and ``convert``) adds up every record's ``last_token_usage``,
+      so a record re-emitted with an unchanged total counts twice there. Here
+      each record whose total advanced is one request, counted as the increase
+      of the total (the first record of a file by its ``last_token_usage``: a
+      forked rollout's totals start from its parent's); a record whose total
+      did not advance is a replay and counts nothing; a total that went back
+      counts its ``last_token_usage``. The model is the latest ``turn_context``'s.
+      The request's key is ``codex:<session>:<total>``, where a forked rollout
+      (``forked_from_id`` in its ``session_meta``) uses its parent's id: the
+      copies of the parent's records it begins with are recognized as the
+      parent's requests, and its own requests have totals the parent never had.
+    * Codex streams without ``token_count`` records (``codex exec --json``,
+      legacy rollouts) count their messages' usage.
+    """
+
+    def __init__(self, harness: str, session_id: str = "", fork_of: str = "") -> None:
+        self.harness = harness
+        self.rule = USAGE_RULES.get(harness)
+        self.session_id = session_id
+        #: Codex: the session a forked rollout was forked from (keys of copied records).
+        self.fork_of = fork_of
+        self._model = ""
+        self._total: tuple[int, int, int, int, int, int] | None = None
+        self._rows_mode = False
+        self._waiting: list[Request] = []  # Codex rows seen before any model
+
+    def add(self, ev: Event) -> list[Request]:
+        """Account for one event; return the requests it completes."""
+        kind = ev.kind
+        if kind == EventKind.ASSISTANT_MESSAGE:
+            msg = ev.assistant_message
+            assert msg is not None
+            if msg.model:
+                self._model = msg.model
+            out = self._release() if self._waiting and msg.model else []
+            if msg.usage is None or self._rows_mode:
+                return out
+            out.append(self._message_request(ev, msg.model, msg.usage))
+            return out
+        if kind == EventKind.SESSION_META:
+            meta = ev.session_meta
+            assert meta is not None
+            if not self.session_id:
+                self.session_id = meta.session_id
+            return []
+        if kind == EventKind.SYSTEM and self.harness == "codex":
+            system = ev.system
+            assert system is not None
+            if system.subtype == "token_count":
+                return self._token_count(ev, system.details)
+            if system.subtype == "turn_context" and system.details:
+                try:
+                    model = _decode_turn_context(system.details).model
+                except _DECODE_ERRORS:
+                    model = None
+                if model:
+                    self._model = model
+                    return self._release()
+            elif system.subtype.startswith("session_meta") and system.details and not self.fork_of:
+                with contextlib.suppress(_DECODE_ERRORS):
+                    self.fork_of = _decode_session_payload(system.details).forked_from_id or ""
+        return []
+
+    def finish(self) -> list[Request]:
+        """The requests still held (Codex rows that never learned their model)."""
+        return self._release()
+
+    def _release(self) -> list[Request]:
+        out, self._waiting = self._waiting, []
+        for req in out:
+            req.model = self._model
+        return out
+
+    def _message_request(self, ev: Event, model: str, usage: TokenUsage) -> Request:
+        rule = self.rule
+        key = ""
+        if rule is not None and ev.message_id:
+            if rule.key_rule == "message":
+                key = f"{self.harness}:{ev.message_id}"
+            elif rule.key_rule == "message+time":
+                key = f"{self.harness}:{ev.message_id}@{ev.timestamp}"
+        return Request(
+            timestamp=ev.timestamp,
+            model=model,
+            usage=TokenUsage(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_input_tokens=usage.cache_read_input_tokens,
+                cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            ),
+            otel=otel_usage(usage, self.harness),
+            key=key,
+            agent_id=ev.agent_id,
+            reported_cost=reported_cost(usage, self.harness),
+        )
+
+    def _token_count(self, ev: Event, details: Raw) -> list[Request]:
+        if not details:
+            return []
+        try:
+            info = _decode_token_count(details).info
+        except _DECODE_ERRORS:
+            return []
+        if info is None or info.total_token_usage is None:
+            return []
+        self._rows_mode = True
+        total = _fields(info.total_token_usage)
+        last = _fields(info.last_token_usage) if info.last_token_usage is not None else None
+        prev, self._total = self._total, total
+        if prev is None or any(t < p for t, p in zip(total, prev, strict=True)):
+            counted = last if last is not None else (total if prev is None else None)
+        elif total == prev:
+            return []  # re-emitted: the request was counted with its first record
+        else:
+            counted = tuple(t - p for t, p in zip(total, prev, strict=True))  # type: ignore[assignment]
+        if counted is None or not any(counted):
+            return []
+        fresh, cached, written, output, reasoning, _ = counted
+        lineage = self.fork_of or self.session_id
+        req = Request(
+            timestamp=ev.timestamp,
+            model=self._model,
+            usage=TokenUsage(
+                input_tokens=fresh,
+                output_tokens=output,
+                cache_read_input_tokens=cached,
+                cache_creation_input_tokens=written,
+            ),
+            otel=OtelUsage(
+                input_tokens=fresh,
+                output_tokens=output,
+                cache_read_input_tokens=cached,
+                cache_creation_input_tokens=written,
+                reasoning_output_tokens=reasoning,
+            ),
+            key=f"codex:{lineage}:{','.join(map(str, total))}",
+            agent_id=ev.agent_id,
+        )
+        if not self._model:
+            self._waiting.append(req)
+            return []
+        return [req]
+
+
+def requests(events: Iterable[Event], harness: str = "") -> list[Request]:
+    """Every API request of one transcript's events (see :class:`RequestFolder`).
+
+    *harness* defaults to the one the stream's ``session_meta`` names.
+    """
+    folder: RequestFolder | None = RequestFolder(harness) if harness else None
+    out: list[Request] = []
+    for ev in events:
+        if folder is None:
+            if ev.session_meta is None:
+                continue
+            folder = RequestFolder(ev.session_meta.harness)
+        out.extend(folder.add(ev))
+    if folder is not None:
+        out.extend(folder.finish())
+    return out

@@ -1,0 +1,201 @@
+"""``agentminutes usage``: the report over the harnesses' folders, once or kept current (``--follow``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO
+
+from agentminutes.errors import UsageError
+from agentminutes.usage.cache import SummaryCache
+from agentminutes.usage.prices import PriceFile, Pricer, catalog_available
+from agentminutes.usage.report import Collection, UsageReport, build_report, collect, parse_by
+
+__all__ = ("FORMATS", "run_usage", "usage_command")
+
+FORMATS = ("table", "json", "csv")
+
+
+class _Progress:
+    """``scanning… N transcripts`` on a terminal's stderr once a scan has run for a second."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.files = 0
+        self.shown = False
+        self._next = time.monotonic() + 1.0
+
+    def file(self, path: str) -> None:
+        self.files += 1
+        if not self.tty:
+            return
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + 0.1
+            self.stream.write(f"\ragentminutes: reading… {self.files} transcripts\x1b[K")
+            self.stream.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def summary_line(found: Collection, report: UsageReport) -> str:
+    """The stderr account of a run: transcripts read or cached, requests, copies, errors."""
+    n = len(found.transcripts) + sum(found.no_usage.values())
+    parts = [
+        f"{n} transcripts ({found.from_cache} unchanged, {found.parsed} read)",
+        f"{report.totals.requests} requests",
+    ]
+    if report.duplicates:
+        parts.append(f"{report.duplicates} copies of requests counted once")
+    if found.no_usage:
+        listed = ", ".join(f"{h} {c}" for h, c in sorted(found.no_usage.items()))
+        parts.append(f"no usage recorded by: {listed}")
+    unknown = sum(t.summary.unknown_records for t in found.transcripts)
+    if unknown:
+        parts.append(f"{unknown} records no rule classified (their usage not counted)")
+    parts.append(f"{len(found.errors)} errors" if len(found.errors) != 1 else "1 error")
+    return ", ".join(parts)
+
+
+def usage_command(
+    *,
+    harness: str = "",
+    root: str = "",
+    cwd: str = "",
+    session_id: str = "",
+    since: str = "",
+    until: str = "",
+    by: str = "day",
+    fmt: str = "table",
+    prices: str = "",
+    cost: bool = True,
+    tz: str = "",
+    cache_dir: str = "",
+    use_cache: bool = True,
+    follow: bool = False,
+    idle_exit: float | None = None,
+    poll: bool = False,
+) -> int:
+    """Run ``agentminutes usage``; return the exit status (1 when a transcript could not be read)."""
+    if fmt not in FORMATS:
+        raise UsageError(f'unknown format "{fmt}" (want table, json, or csv)')
+    groups = parse_by(by)
+    price_file = PriceFile(prices) if prices else None
+    pricer = Pricer(price_file) if cost else None
+    err = sys.stderr
+    if cost and price_file is None and not catalog_available():
+        print(
+            "agentminutes: no price catalog installed (pip install 'agentminutes[cost]'):"
+            " every cost is reported as unpriced",
+            file=err,
+        )
+    cache = SummaryCache(cache_dir or None, enabled=use_cache)
+    progress = _Progress(err)
+
+    def report_error(text: str) -> None:
+        progress.clear()
+        print(f"agentminutes: {text}", file=err, flush=True)
+
+    found = collect(
+        harness or None,
+        root or None,
+        cwd=cwd or None,
+        session_id=session_id or None,
+        since=since or None,
+        until=until or None,
+        cache=cache,
+        on_error=report_error,
+        on_file=progress.file,
+    )
+    progress.clear()
+    problem = cache.save()
+    if problem:
+        print(f"agentminutes: {problem}", file=err)
+    report = build_report(
+        found.transcripts, groups, pricer=pricer, since=since or None, until=until or None, tz=tz
+    )
+    if follow:
+        from agentminutes.usage.live import follow_usage
+
+        return follow_usage(
+            found,
+            report,
+            groups,
+            pricer=pricer,
+            fmt=fmt,
+            harness=harness,
+            root=root,
+            cwd=cwd,
+            session_id=session_id,
+            since=since,
+            until=until,
+            tz=tz,
+            idle_exit=idle_exit,
+            poll=poll,
+        )
+    write_report(report, fmt)
+    for line in found.details:
+        print(f"agentminutes: {line}", file=err)
+    print(f"agentminutes: {summary_line(found, report)}", file=err)
+    return 1 if found.errors else 0
+
+
+def run_usage(
+    *,
+    harness: str,
+    root: str,
+    cwd: str,
+    session_id: str,
+    since: str,
+    until: str,
+    by: str,
+    fmt: str,
+    prices: str,
+    no_cost: bool,
+    tz: str,
+    cache_dir: str,
+    no_cache: bool,
+    follow: bool,
+    idle_exit: float | None,
+    poll: bool,
+) -> int:
+    """The command line's entry (one keyword per option of ``cli.spec``'s ``usage``)."""
+    return usage_command(
+        harness=harness,
+        root=root,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        by=by,
+        fmt=fmt,
+        prices=prices,
+        cost=not no_cost,
+        tz=tz,
+        cache_dir=cache_dir,
+        use_cache=not no_cache,
+        follow=follow,
+        idle_exit=idle_exit,
+        poll=poll,
+    )
+
+
+def write_report(report: UsageReport, fmt: str) -> None:
+    """Write *report* to stdout in *fmt*."""
+    from agentminutes.usage import render
+
+    if fmt == "json":
+        render.render_json(report, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    elif fmt == "csv":
+        render.render_csv(report, sys.stdout)
+        sys.stdout.flush()
+    else:
+        render.render_table(report, sys.stdout)
+        sys.stdout.flush()

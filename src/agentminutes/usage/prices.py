@@ -1,0 +1,316 @@
+"""Prices for token usage, offline: the genai-prices catalog and the user's own price file.
+
+Every figure names where its price came from (``genai-prices 0.2.3``, or the
+price file by name and digest). A model no source prices is *unpriced*: its
+tokens are counted and reported apart, its cost is ``None``, never 0.
+
+* **genai-prices** (the ``cost`` extra, imported only when a cost is asked
+  for) looks the model up (``LookupError`` when it does not know it), picks the
+  price in force on the request's date and applies long-context tiers the way
+  the provider bills them: a request whose input crosses a tier's threshold
+  pays that tier's rate for all its tokens. Requests are priced in groups of
+  one model, one UTC day and one tier, each group as its count times the
+  price of its mean request (exact: within a tier the price is linear, and the
+  mean of requests in a tier lies in it), so a home of many thousands of
+  requests is priced in a few hundred catalog calls.
+* **A price file** (``--prices FILE``, TOML or JSON) adds models or overrides
+  the catalog: ``[models."<model or glob>"]`` with ``input_mtok``,
+  ``output_mtok``, ``cache_read_mtok``, ``cache_write_mtok`` and optionally
+  ``cache_write_1h_mtok`` (USD per million tokens). Input is priced on fresh
+  input (the normalized ``input_tokens`` less the cache parts).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any, Final, NamedTuple
+
+from agentminutes.errors import UsageError
+
+__all__ = (
+    "CATALOG",
+    "PriceFile",
+    "PricedCost",
+    "Pricer",
+    "Tokens",
+    "catalog_available",
+)
+
+#: The catalog's distribution name.
+CATALOG: Final = "genai-prices"
+
+#: The provider genai-prices should look a harness's models up with first.
+_PROVIDER_HINTS: Final = {
+    "claude-code": "anthropic",
+    "codex": "openai",
+    "gemini-cli": "google",
+}
+
+_MTOK: Final = Decimal(1_000_000)
+
+
+class Tokens(NamedTuple):
+    """One request's normalized counts, as pricing needs them (``input`` includes the cache parts)."""
+
+    ns: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cache_write_1h: int | None
+
+
+@dataclass
+class PricedCost:
+    """The cost of a set of requests of one model: ``None`` when no source prices the model."""
+
+    cost: Decimal | None
+    #: The price sources used, e.g. ``genai-prices 0.2.3`` (empty when unpriced).
+    sources: list[str] = field(default_factory=list)
+    #: Why the model is unpriced, when it is.
+    reason: str = ""
+
+
+def catalog_available() -> bool:
+    """Whether the genai-prices catalog is installed (the ``cost`` extra)."""
+    from importlib.util import find_spec
+
+    return find_spec("genai_prices") is not None
+
+
+@dataclass
+class _FilePrice:
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal
+    cache_write: Decimal
+    cache_write_1h: Decimal | None
+
+
+class PriceFile:
+    """User prices read from a TOML or JSON file; keys are model ids or globs (case-insensitive)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise UsageError(f"--prices {self.path}: {exc.strerror or exc}") from None
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        self.label = f"{os.path.basename(self.path)} sha256:{digest}"
+        try:
+            if self.path.endswith(".json"):
+                doc = json.loads(data)
+            else:
+                doc = tomllib.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--prices {self.path}: not valid TOML or JSON: {exc}") from None
+        models = doc.get("models") if isinstance(doc, dict) else None
+        if not isinstance(models, dict) or not models:
+            raise UsageError(f'--prices {self.path}: no "models" table')
+        self._exact: dict[str, _FilePrice] = {}
+        self._globs: list[tuple[str, _FilePrice]] = []
+        for name, entry in models.items():
+            price = self._entry(str(name), entry)
+            key = str(name).lower()
+            if any(c in key for c in "*?["):
+                self._globs.append((key, price))
+            else:
+                self._exact[key] = price
+
+    def _entry(self, name: str, entry: Any) -> _FilePrice:
+        if not isinstance(entry, dict):
+            raise UsageError(f'--prices {self.path}: model "{name}" is not a table')
+
+        def num(key: str, default: Decimal | None) -> Decimal | None:
+            value = entry.get(key)
+            if value is None:
+                return default
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise UsageError(f'--prices {self.path}: model "{name}": {key} is not a number')
+            try:
+                out = Decimal(str(value))
+            except ArithmeticError:
+                raise UsageError(
+                    f'--prices {self.path}: model "{name}": {key} is not a number'
+                ) from None
+            if not out.is_finite() or out < 0:
+                raise UsageError(f'--prices {self.path}: model "{name}": {key} must be ≥ 0')
+            return out
+
+        for required in ("input_mtok", "output_mtok"):
+            if required not in entry:
+                raise UsageError(f'--prices {self.path}: model "{name}" has no {required}')
+        unknown = set(entry) - {
+            "input_mtok",
+            "output_mtok",
+            "cache_read_mtok",
+            "cache_write_mtok",
+            "cache_write_1h_mtok",
+        }
+        if unknown:
+            listed = ", ".join(sorted(unknown))
+            raise UsageError(f'--prices {self.path}: model "{name}": unknown keys {listed}')
+        input_price = num("input_mtok", None)
+        output_price = num("output_mtok", None)
+        assert input_price is not None
+        assert output_price is not None
+        return _FilePrice(
+            input=input_price,
+            output=output_price,
+            cache_read=num("cache_read_mtok", input_price) or Decimal(0),
+            cache_write=num("cache_write_mtok", input_price) or Decimal(0),
+            cache_write_1h=num("cache_write_1h_mtok", None),
+        )
+
+    def find(self, model: str) -> _FilePrice | None:
+        key = model.lower()
+        found = self._exact.get(key)
+        if found is not None:
+            return found
+        for pattern, price in self._globs:
+            if fnmatch.fnmatchcase(key, pattern):
+                return price
+        return None
+
+    def cost(self, price: _FilePrice, tokens: Iterable[Tokens]) -> Decimal:
+        total = Decimal(0)
+        for t in tokens:
+            fresh = max(0, t.input - t.cache_read - t.cache_write)
+            hour = t.cache_write_1h or 0
+            if price.cache_write_1h is None:
+                hour = 0
+            total += (
+                fresh * price.input
+                + t.output * price.output
+                + t.cache_read * price.cache_read
+                + (t.cache_write - hour) * price.cache_write
+                + hour * (price.cache_write_1h or Decimal(0))
+            )
+        return total / _MTOK
+
+
+class Pricer:
+    """Prices the requests of one model: the price file first, then the genai-prices catalog."""
+
+    def __init__(self, price_file: PriceFile | None = None, *, catalog: bool = True) -> None:
+        self.price_file = price_file
+        self.catalog = catalog and catalog_available()
+        self._catalog_label = ""
+        self._lookups: dict[tuple[str, str], Any] = {}
+
+    @property
+    def catalog_label(self) -> str:
+        """``genai-prices <version>`` (imports the catalog)."""
+        if not self._catalog_label:
+            import genai_prices
+
+            self._catalog_label = f"{CATALOG} {genai_prices.__version__}"
+        return self._catalog_label
+
+    def price(self, model: str, harness: str, tokens: Sequence[Tokens]) -> PricedCost:
+        """The cost of *tokens* (requests of *model*, recorded by *harness*)."""
+        if self.price_file is not None:
+            found = self.price_file.find(model)
+            if found is not None:
+                return PricedCost(self.price_file.cost(found, tokens), [self.price_file.label])
+        if not model:
+            return PricedCost(None, reason="no model recorded")
+        if not self.catalog:
+            return PricedCost(
+                None, reason=f"no price catalog (install agentminutes[cost]: {CATALOG})"
+            )
+        info = self._lookup(model, harness)
+        if info is None:
+            return PricedCost(None, reason=f"{self.catalog_label} does not know the model")
+        provider, model_info = info
+        return PricedCost(self._catalog_cost(provider, model_info, tokens), [self.catalog_label])
+
+    def _lookup(self, model: str, harness: str) -> Any:
+        key = (model, harness)
+        if key in self._lookups:
+            return self._lookups[key]
+        from genai_prices import data_snapshot
+
+        snapshot = data_snapshot.get_snapshot()
+        found = None
+        hints = [_PROVIDER_HINTS.get(harness), None]
+        for hint in dict.fromkeys(hints):
+            try:
+                found = snapshot.find_provider_model(model, None, hint, None)
+                break
+            except LookupError:
+                continue
+        self._lookups[key] = found
+        return found
+
+    def _catalog_cost(self, provider: Any, model_info: Any, tokens: Sequence[Tokens]) -> Decimal:
+        """Price per UTC day and tier: count × price of the group's mean request."""
+        from genai_prices.types import TieredPrices, Usage
+
+        by_day: dict[int, list[Tokens]] = {}
+        for t in tokens:
+            by_day.setdefault(t.ns // 86_400_000_000_000 if t.ns else -1, []).append(t)
+        total = Decimal(0)
+        for day, group in by_day.items():
+            first = min(t.ns for t in group)
+            last = max(t.ns for t in group)
+            start_price = model_info.get_prices(_when(first))
+            if day >= 0 and model_info.get_prices(_when(last)) != start_price:
+                # A price change within the day: resolve each request's price.
+                for t in group:
+                    price = model_info.get_prices(_when(t.ns))
+                    total += price.calc_price(_usage(Usage, [t]))["total_price"]
+                continue
+            thresholds = sorted(
+                {
+                    tier.start
+                    for value in vars(start_price).values()
+                    if isinstance(value, TieredPrices)
+                    for tier in value.tiers
+                }
+            )
+            bands: dict[int, list[Tokens]] = {}
+            for t in group:
+                band = sum(1 for start in thresholds if t.input > start)
+                bands.setdefault(band, []).append(t)
+            for members in bands.values():
+                mean = _usage(Usage, members)
+                total += start_price.calc_price(mean)["total_price"] * len(members)
+        return total
+
+
+def _when(ns: int) -> datetime:
+    if not ns:
+        return datetime.now(tz=UTC)
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC)
+
+
+def _usage(usage_type: Any, members: Sequence[Tokens]) -> Any:
+    """genai-prices ``Usage`` of the mean of *members* (Decimal counts: exact to 28 digits)."""
+    n = Decimal(len(members))
+    inputs = sum(t.input for t in members)
+    outputs = sum(t.output for t in members)
+    reads = sum(t.cache_read for t in members)
+    writes = sum(t.cache_write for t in members)
+    hours = [t.cache_write_1h for t in members if t.cache_write_1h is not None]
+    kwargs: dict[str, Any] = {
+        "input_tokens": Decimal(inputs) / n,
+        "output_tokens": Decimal(outputs) / n,
+        "cache_read_tokens": Decimal(reads) / n,
+        "cache_write_tokens": Decimal(writes) / n,
+    }
+    if hours:
+        hour = sum(hours)
+        kwargs["cache_write_1h_tokens"] = Decimal(hour) / n
+        kwargs["cache_write_5m_tokens"] = Decimal(writes - hour) / n
+    return usage_type(**kwargs)

@@ -1,0 +1,163 @@
+"""Writing a usage report: a table (laid out with rich), a JSON array, or CSV.
+
+The table shows comparable numbers whatever the harness: *input* is fresh
+input (the normalized input less its cache parts), then output, cache writes,
+cache reads, their total and the cost; a totals row closes it, and a line
+below names what is unpriced and why. JSON and CSV carry the raw counts as
+each harness recorded them, the normalized view and the cost of each row.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import IO, Any
+
+import msgspec
+
+from agentminutes.usage.report import GROUP_KEYS, Row, UsageReport
+
+__all__ = ("render_csv", "render_json", "render_table", "table", "unpriced_line")
+
+_CSV_OTEL = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read.input_tokens",
+    "cache_creation.input_tokens",
+    "reasoning.output_tokens",
+    "cache_creation.5m.input_tokens",
+    "cache_creation.1h.input_tokens",
+)
+
+
+def render_json(report: UsageReport, out: IO[bytes]) -> None:
+    """One JSON array, one object per row (keys, raw counts, ``otel``, cost)."""
+    rows = [row.to_json(report.costs) for row in report.rows]
+    out.write(msgspec.json.format(msgspec.json.encode(rows), indent=2) + b"\n")
+
+
+def render_csv(report: UsageReport, out: IO[str]) -> None:
+    """A header and one line per row; ``otel.*`` columns hold the normalized view."""
+    keys = [GROUP_KEYS[b] for b in report.by]
+    fields = [
+        *keys,
+        "requests",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        *(f"otel.{k}" for k in _CSV_OTEL),
+    ]
+    if report.costs:
+        fields += ["cost_usd", "cost_status", "unpriced_tokens", "cost_sources"]
+    fields.append("reported_cost_usd")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(fields)
+    for row in report.rows:
+        data = row.to_json(report.costs)
+        otel = data.pop("otel")
+        line: list[Any] = [data[k] for k in keys]
+        line += [
+            row.requests,
+            row.input_tokens,
+            row.output_tokens,
+            row.cache_read_input_tokens,
+            row.cache_creation_input_tokens,
+        ]
+        line += [otel.get(k, "") for k in _CSV_OTEL]
+        if report.costs:
+            line += [
+                "" if row.cost is None else f"{row.cost:.6f}",
+                row.cost_status,
+                row.unpriced_tokens,
+                "; ".join(row.cost_sources),
+            ]
+        line.append("" if row.reported_cost is None else f"{row.reported_cost:.6f}")
+        writer.writerow(line)
+
+
+def _fresh(row: Row) -> int:
+    o = row.otel
+    return o.input_tokens - o.cache_read_input_tokens - o.cache_creation_input_tokens
+
+
+def _cost(row: Row) -> str:
+    if row.cost is None:
+        return "unpriced"
+    text = f"${row.cost:,.2f}"
+    return text + "*" if row.unpriced else text
+
+
+def table(report: UsageReport, *, changed: set[tuple[str, ...]] | None = None) -> Any:
+    """The report as a rich ``Table`` (rows in *changed* are highlighted, for ``--follow``)."""
+    from rich.table import Table
+
+    t = Table(show_footer=False, header_style="bold", box=None, pad_edge=False)
+    for name in report.by:
+        t.add_column(name.capitalize(), no_wrap=name != "project")
+    for title in ("Input", "Output", "Cache write", "Cache read", "Total tokens"):
+        t.add_column(title, justify="right")
+    if report.costs:
+        t.add_column("Cost (USD)", justify="right")
+    if any(r.reported_cost is not None for r in report.rows):
+        t.add_column("Reported", justify="right")
+    reported = any(r.reported_cost is not None for r in report.rows)
+    for row in report.rows:
+        cells = _cells(row, report, reported)
+        key = tuple(row.keys.values())
+        style = "bold yellow" if changed and key in changed else None
+        t.add_row(*[row.keys[GROUP_KEYS[b]] for b in report.by], *cells, style=style)
+    total = report.totals
+    t.add_section()
+    t.add_row("Total", *[""] * (len(report.by) - 1), *_cells(total, report, reported), style="bold")
+    return t
+
+
+def _cells(row: Row, report: UsageReport, reported: bool) -> list[str]:
+    o = row.otel
+    cells = [
+        f"{_fresh(row):,}",
+        f"{o.output_tokens:,}",
+        f"{o.cache_creation_input_tokens:,}",
+        f"{o.cache_read_input_tokens:,}",
+        f"{o.input_tokens + o.output_tokens:,}",
+    ]
+    if report.costs:
+        cells.append(_cost(row))
+    if reported:
+        cells.append("" if row.reported_cost is None else f"${row.reported_cost:,.2f}")
+    return cells
+
+
+def unpriced_line(report: UsageReport) -> str:
+    """What no price source priced: tokens per model and why (``""`` when everything is priced)."""
+    total = report.totals
+    if not report.costs or not total.unpriced:
+        return ""
+    parts = [
+        f"{model or '(no model)'} {n:,} ({total.unpriced_reasons.get(model, '')})"
+        for model, n in sorted(total.unpriced.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return f"unpriced: {total.unpriced_tokens:,} tokens, not in the cost above: " + "; ".join(parts)
+
+
+def render_table(report: UsageReport, out: IO[str], *, width: int | None = None) -> None:
+    """The table, then the unpriced line and the price sources."""
+    from rich.console import Console
+
+    console = Console(file=out, width=width, highlight=False, soft_wrap=False)
+    console.print(table(report))
+    line = unpriced_line(report)
+    if line:
+        console.print(line)
+    if report.costs and report.totals.cost_sources:
+        console.print("prices: " + ", ".join(report.totals.cost_sources))
+
+
+def rows_as_text(rows: Sequence[Row]) -> str:
+    """Debug aid: the rows' keys and totals, one per line."""
+    buf = io.StringIO()
+    for r in rows:
+        buf.write(f"{r.keys} {r.otel.input_tokens} {r.otel.output_tokens}\n")
+    return buf.getvalue()

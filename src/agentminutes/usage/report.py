@@ -1,0 +1,473 @@
+"""Usage reports: transcripts found, summarized (or taken from the cache), counted once, grouped, priced.
+
+:func:`collect` finds the transcripts (every harness's folders, one harness's,
+or a root; the ``sessions`` filters), including every subagent transcript,
+and returns their summaries, from the cache when a file is unchanged.
+:func:`build_report` counts each request once across all of them and groups
+the requests by any of :data:`GROUP_KEYS`:
+
+* a request recognized in several transcripts (a resumed or forked session
+  copies earlier messages; Claude Code's sidechains replay the parent's) is
+  counted in the one that started first;
+* ``--since``/``--until`` keep the requests in the window (the scan keeps the
+  sessions active in it);
+* ``day``, ``week`` (ISO, ``2026-W05``) and ``month`` are the request's local
+  date (or in ``tz``); ``session`` is the recorded session id (subagents share
+  their parent's); ``project`` the recorded working directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from decimal import Decimal
+from typing import Any, Final
+
+from agentminutes import timestamps
+from agentminutes.errors import ScanError, UsageError
+from agentminutes.schema.usage import USAGE_RULES, OtelUsage
+from agentminutes.usage.cache import SummaryCache
+from agentminutes.usage.prices import Pricer, Tokens
+from agentminutes.usage.summary import CachedRequest, TranscriptSummary, summarize
+
+__all__ = (
+    "GROUP_KEYS",
+    "Collection",
+    "Row",
+    "Transcript",
+    "UsageReport",
+    "build_report",
+    "collect",
+    "parse_by",
+)
+
+#: What ``--by`` takes, and the key each one writes in a row.
+GROUP_KEYS: Final[Mapping[str, str]] = {
+    "day": "day",
+    "week": "week",
+    "month": "month",
+    "session": "session_id",
+    "project": "project",
+    "model": "model",
+    "harness": "harness",
+    "transcript": "transcript",
+}
+
+
+def parse_by(text: str) -> list[str]:
+    """``day,model`` → ``["day", "model"]``; unknown or repeated names are a usage error."""
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if not names:
+        raise UsageError("--by needs at least one of " + ", ".join(GROUP_KEYS))
+    for name in names:
+        if name not in GROUP_KEYS:
+            raise UsageError(f'--by: unknown grouping "{name}" (want {"|".join(GROUP_KEYS)})')
+    if len(set(names)) != len(names):
+        raise UsageError(f"--by: {text} names a grouping twice")
+    return names
+
+
+@dataclass
+class Transcript:
+    """A summarized transcript and the session it counts towards."""
+
+    summary: TranscriptSummary
+    harness: str
+    session_id: str
+    project: str
+    started_ns: int
+
+
+@dataclass
+class Collection:
+    """What :func:`collect` found: the transcripts, and what it could not read or left out."""
+
+    transcripts: list[Transcript] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    from_cache: int = 0
+    parsed: int = 0
+    #: Transcripts of harnesses that record no usage, by harness (not parsed).
+    no_usage: dict[str, int] = field(default_factory=dict)
+    details: list[str] = field(default_factory=list)
+
+
+def _started(summary: TranscriptSummary) -> int:
+    ns = timestamps.to_ns(summary.started_at) if summary.started_at else None
+    return ns if ns is not None else summary.mtime_ns
+
+
+def collect(
+    harness: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    *,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    cache: SummaryCache | None = None,
+    env: Mapping[str, str] | None = None,
+    on_error: Callable[[str], None] | None = None,
+    on_file: Callable[[str], None] | None = None,
+) -> Collection:
+    """Find and summarize every transcript (with its subagents) the filters keep.
+
+    A transcript whose path, size and mtime the cache knows is not opened: the
+    scan takes its identity from the cache too. Errors (unreadable files,
+    transcripts that do not parse) are collected and passed to *on_error*; the
+    rest goes on.
+    """
+    from agentminutes.discovery.sessions import Scan
+
+    cache = cache if cache is not None else SummaryCache(enabled=False)
+    out = Collection()
+
+    def error(text: str) -> None:
+        out.errors.append(text)
+        if on_error is not None:
+            on_error(text)
+
+    def scan_error(exc: ScanError) -> None:
+        error(str(exc))
+
+    found = Scan(
+        harness or None,
+        root,
+        cwd=cwd,
+        session_id=session_id,
+        since=since,
+        until=until,
+        all_subagents=True,
+        env=env,
+        on_error=scan_error,
+        on_file=on_file,
+        identity=cache.identity if cache.enabled else None,
+    )
+    seen: set[str] = set()
+    for ref in found:
+        paths = [ref.path, *(ref.subagent_paths or [])]
+        for i, path in enumerate(paths):
+            if path in seen:
+                continue
+            seen.add(path)
+            try:
+                st = os.stat(path)
+            except OSError as exc:
+                error(f"{ref.meta.harness}: {path}: {exc.strerror or exc}")
+                continue
+            name = ref.meta.harness
+            summary = cache.get(path, st)
+            if summary is not None:
+                out.from_cache += 1
+            elif name not in USAGE_RULES:
+                meta = ref.meta if i == 0 else msgspec_replace_subagent(ref.meta)
+                summary = TranscriptSummary(
+                    path=path,
+                    size=st.st_size,
+                    mtime_ns=st.st_mtime_ns,
+                    meta=meta,
+                    started_at=ref.started_at if i == 0 else "",
+                )
+                cache.put(summary)
+                out.parsed += 1
+            else:
+                if on_file is not None and i:
+                    on_file(path)
+                summary = summarize(path, name, st.st_size, st.st_mtime_ns)
+                cache.put(summary)
+                out.parsed += 1
+            if summary.error:
+                error(summary.error if name in summary.error else f"{name}: {summary.error}")
+            if name not in USAGE_RULES:
+                out.no_usage[name] = out.no_usage.get(name, 0) + 1
+                continue
+            out.transcripts.append(
+                Transcript(
+                    summary=summary,
+                    harness=name,
+                    session_id=ref.meta.session_id or summary.meta.session_id,
+                    project=ref.meta.cwd or summary.meta.cwd,
+                    started_ns=_started(summary),
+                )
+            )
+    out.details = found.details()
+    if not (harness or root or cwd or session_id or since or until) and cache.enabled:
+        cache.forget_except(seen)
+    return out
+
+
+def msgspec_replace_subagent(meta: Any) -> Any:
+    """A parent's meta marked as a subagent's (for transcripts of harnesses not parsed)."""
+    import msgspec
+
+    return msgspec.structs.replace(meta, is_subagent=True)
+
+
+# -- grouping ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One group of requests: its keys, the raw and normalized sums, and the cost."""
+
+    keys: dict[str, str]
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    otel: OtelUsage = field(default_factory=OtelUsage)
+    #: Requests of a harness without a normalization rule (not in ``otel``, not priced).
+    unnormalized: int = 0
+    cost: Decimal | None = None
+    cost_sources: list[str] = field(default_factory=list)
+    #: Normalized input + output tokens of the requests no source prices, by model.
+    unpriced: dict[str, int] = field(default_factory=dict)
+    unpriced_reasons: dict[str, str] = field(default_factory=dict)
+    reported_cost: float | None = None
+    #: (model, harness) → the requests to price.
+    pending: dict[tuple[str, str], list[Tokens]] = field(default_factory=dict, repr=False)
+
+    @property
+    def cost_status(self) -> str:
+        """``priced`` (every request), ``partial`` or ``unpriced`` (none)."""
+        if not self.unpriced:
+            return "priced"
+        return "partial" if self.cost is not None else "unpriced"
+
+    @property
+    def unpriced_tokens(self) -> int:
+        return sum(self.unpriced.values())
+
+    def add(self, req: CachedRequest, harness: str) -> None:
+        self.requests += 1
+        self.input_tokens += req.input_tokens
+        self.output_tokens += req.output_tokens
+        self.cache_read_input_tokens += req.cache_read_input_tokens
+        self.cache_creation_input_tokens += req.cache_creation_input_tokens
+        if req.reported_cost is not None:
+            self.reported_cost = (self.reported_cost or 0.0) + req.reported_cost
+        otel = req.otel()
+        if otel is None:
+            self.unnormalized += 1
+            tokens = req.input_tokens + req.output_tokens
+            self.unpriced[req.model] = self.unpriced.get(req.model, 0) + tokens
+            self.unpriced_reasons[req.model] = f"no usage rule for {harness}"
+            return
+        self.otel.add(otel)
+        self.pending.setdefault((req.model, harness), []).append(
+            Tokens(
+                req.ns,
+                otel.input_tokens,
+                otel.output_tokens,
+                otel.cache_read_input_tokens,
+                otel.cache_creation_input_tokens,
+                otel.cache_creation_1h_input_tokens,
+            )
+        )
+
+    def merge(self, other: Row) -> None:
+        """Add *other*'s sums (priced rows: for the totals)."""
+        self.requests += other.requests
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
+        self.otel.add(other.otel)
+        self.unnormalized += other.unnormalized
+        if other.cost is not None:
+            self.cost = (self.cost or Decimal(0)) + other.cost
+        for s in other.cost_sources:
+            if s not in self.cost_sources:
+                self.cost_sources.append(s)
+        for m, n in other.unpriced.items():
+            self.unpriced[m] = self.unpriced.get(m, 0) + n
+        self.unpriced_reasons.update(other.unpriced_reasons)
+        if other.reported_cost is not None:
+            self.reported_cost = (self.reported_cost or 0.0) + other.reported_cost
+
+    def price(self, pricer: Pricer | None) -> None:
+        """Price the pending requests (``pricer`` ``None``: cost not asked for, all left unpriced)."""
+        for (model, harness), tokens in self.pending.items():
+            if pricer is None:
+                continue
+            priced = pricer.price(model, harness, tokens)
+            if priced.cost is None:
+                n = sum(t.input + t.output for t in tokens)
+                self.unpriced[model] = self.unpriced.get(model, 0) + n
+                self.unpriced_reasons[model] = priced.reason
+                continue
+            self.cost = (self.cost or Decimal(0)) + priced.cost
+            for s in priced.sources:
+                if s not in self.cost_sources:
+                    self.cost_sources.append(s)
+        self.pending = {}
+
+    def to_json(self, costs: bool = True) -> dict[str, Any]:
+        """The row as ``usage --format json`` writes it."""
+        import msgspec
+
+        out: dict[str, Any] = dict(self.keys)
+        out["requests"] = self.requests
+        out["input_tokens"] = self.input_tokens
+        out["output_tokens"] = self.output_tokens
+        out["cache_read_input_tokens"] = self.cache_read_input_tokens
+        out["cache_creation_input_tokens"] = self.cache_creation_input_tokens
+        out["otel"] = msgspec.to_builtins(self.otel)
+        if costs:
+            out["cost_usd"] = float(self.cost) if self.cost is not None else None
+            out["cost_status"] = self.cost_status
+            out["cost_sources"] = self.cost_sources
+            if self.unpriced:
+                out["unpriced_tokens"] = self.unpriced_tokens
+                out["unpriced_models"] = sorted(self.unpriced)
+        out["reported_cost_usd"] = self.reported_cost
+        return out
+
+
+@dataclass
+class UsageReport:
+    """Rows in key order, their totals, and how many requests were counted once though seen again."""
+
+    by: list[str]
+    rows: list[Row]
+    totals: Row
+    duplicates: int = 0
+    costs: bool = True
+
+
+def _zone(tz: str | None) -> tzinfo | None:
+    if not tz:
+        return None
+    if tz.upper() == "UTC":
+        from datetime import UTC
+
+        return UTC
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(tz)
+    except (KeyError, ValueError, OSError):
+        raise UsageError(f'--tz: unknown time zone "{tz}"') from None
+
+
+class _Dates:
+    """Local dates of request instants, memoized per hour (most requests share a few)."""
+
+    def __init__(self, zone: tzinfo | None) -> None:
+        self.zone = zone
+        self._memo: dict[int, datetime] = {}
+
+    def at(self, ns: int) -> datetime | None:
+        if not ns:
+            return None
+        # Zones change offset on the hour or half-hour at most: a 15-minute slot is safe.
+        slot = ns // 900_000_000_000
+        dt = self._memo.get(slot)
+        if dt is None:
+            dt = datetime.fromtimestamp(slot * 900, tz=self.zone)
+            if self.zone is None:
+                dt = dt.astimezone()
+            self._memo[slot] = dt
+        return dt
+
+
+def _key_value(name: str, req: CachedRequest, t: Transcript, dates: _Dates) -> str:
+    if name in ("day", "week", "month"):
+        dt = dates.at(req.ns)
+        if dt is None:
+            return "(no time)"
+        if name == "day":
+            return dt.strftime("%Y-%m-%d")
+        if name == "month":
+            return dt.strftime("%Y-%m")
+        year, week, _ = dt.isocalendar()
+        return f"{year}-W{week:02d}"
+    if name == "session":
+        return t.session_id or "(no session id)"
+    if name == "project":
+        return t.project or "(no cwd)"
+    if name == "model":
+        return req.model or "(no model)"
+    if name == "harness":
+        return t.harness
+    return t.summary.path
+
+
+def window_bounds(since: str | None, until: str | None) -> tuple[int | None, int | None]:
+    """``--since``/``--until`` as nanoseconds (``None``: open)."""
+    try:
+        lo = timestamps.parse_when(since) if since else None
+        hi = timestamps.parse_when(until, end_of_day=True) if until else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return lo, hi
+
+
+def counted_requests(
+    transcripts: Sequence[Transcript],
+    window: tuple[int | None, int | None] = (None, None),
+) -> Iterator[tuple[CachedRequest, Transcript]]:
+    """Each request once, in the transcript that started first; those in the window."""
+    ordered = sorted(transcripts, key=lambda t: (t.started_ns, t.summary.path))
+    seen: set[str] = set()
+    lo, hi = window
+    for t in ordered:
+        for req in t.summary.requests:
+            if req.key:
+                if req.key in seen:
+                    continue
+                seen.add(req.key)
+            if req.ns and ((lo is not None and req.ns < lo) or (hi is not None and req.ns > hi)):
+                continue
+            yield req, t
+
+
+def build_report(
+    transcripts: Sequence[Transcript],
+    by: Sequence[str],
+    *,
+    pricer: Pricer | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    tz: str | None = None,
+) -> UsageReport:
+    """Group the requests of *transcripts* by *by* and price each group (``pricer`` ``None``: no costs)."""
+    for name in by:
+        if name not in GROUP_KEYS:
+            raise UsageError(f'unknown grouping "{name}"')
+    dates = _Dates(_zone(tz))
+    window = window_bounds(since, until)
+    groups: dict[tuple[str, ...], Row] = {}
+    for req, t in counted_requests(transcripts, window):
+        key = tuple(_key_value(name, req, t, dates) for name in by)
+        row = groups.get(key)
+        if row is None:
+            row = groups[key] = Row(keys={GROUP_KEYS[n]: v for n, v in zip(by, key, strict=True)})
+        row.add(req, t.harness)
+    rows = [groups[k] for k in sorted(groups)]
+    totals = Row(keys={})
+    for row in rows:
+        row.price(pricer)
+        totals.merge(row)
+    return UsageReport(
+        by=list(by),
+        rows=rows,
+        totals=totals,
+        duplicates=_duplicates(transcripts),
+        costs=pricer is not None,
+    )
+
+
+def _duplicates(transcripts: Sequence[Transcript]) -> int:
+    seen: set[str] = set()
+    dups = 0
+    for t in transcripts:
+        for req in t.summary.requests:
+            if req.key:
+                if req.key in seen:
+                    dups += 1
+                else:
+                    seen.add(req.key)
+    return dups

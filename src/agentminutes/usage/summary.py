@@ -1,0 +1,147 @@
+"""One transcript's usage summary: its identity and its API requests, compact enough to cache.
+
+:func:`summarize` parses a transcript (permissively: a record no rule knows is
+counted, not fatal) and folds its events into requests with
+:class:`~agentminutes.schema.usage.RequestFolder`. The summary is what the
+cache keeps per transcript and what a report is built from; it does not depend
+on prices, filters or grouping.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from agentminutes import timestamps
+from agentminutes.errors import AgentminutesError
+from agentminutes.schema import Meta, TokenUsage
+from agentminutes.schema.usage import OtelUsage, Request, RequestFolder
+
+__all__ = ("CachedRequest", "TranscriptSummary", "summarize")
+
+
+class CachedRequest(msgspec.Struct, array_like=True, omit_defaults=False):
+    """One request, as a flat array (a home holds hundreds of thousands of them)."""
+
+    ns: int
+    model: str
+    key: str
+    agent_id: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+    #: The normalized view; ``otel_input`` is ``None`` for a harness without a rule.
+    otel_input: int | None
+    otel_output: int | None
+    otel_cache_read: int | None
+    otel_cache_creation: int | None
+    reasoning: int | None
+    cache_creation_5m: int | None
+    cache_creation_1h: int | None
+    reported_cost: float | None
+
+    def raw(self) -> TokenUsage:
+        """The counts as the harness recorded them."""
+        return TokenUsage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens,
+        )
+
+    def otel(self) -> OtelUsage | None:
+        """The normalized view, ``None`` where the harness has no rule."""
+        if self.otel_input is None:
+            return None
+        return OtelUsage(
+            input_tokens=self.otel_input,
+            output_tokens=self.otel_output or 0,
+            cache_read_input_tokens=self.otel_cache_read or 0,
+            cache_creation_input_tokens=self.otel_cache_creation or 0,
+            reasoning_output_tokens=self.reasoning,
+            cache_creation_5m_input_tokens=self.cache_creation_5m,
+            cache_creation_1h_input_tokens=self.cache_creation_1h,
+        )
+
+
+def compact(req: Request) -> CachedRequest:
+    """The cacheable form of a :class:`~agentminutes.schema.usage.Request`."""
+    o = req.otel
+    u = req.usage
+    return CachedRequest(
+        ns=(timestamps.to_ns(req.timestamp) or 0) if req.timestamp else 0,
+        model=req.model,
+        key=req.key,
+        agent_id=req.agent_id,
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_read_input_tokens=u.cache_read_input_tokens,
+        cache_creation_input_tokens=u.cache_creation_input_tokens,
+        otel_input=o.input_tokens if o is not None else None,
+        otel_output=o.output_tokens if o is not None else None,
+        otel_cache_read=o.cache_read_input_tokens if o is not None else None,
+        otel_cache_creation=o.cache_creation_input_tokens if o is not None else None,
+        reasoning=o.reasoning_output_tokens if o is not None else None,
+        cache_creation_5m=o.cache_creation_5m_input_tokens if o is not None else None,
+        cache_creation_1h=o.cache_creation_1h_input_tokens if o is not None else None,
+        reported_cost=req.reported_cost,
+    )
+
+
+class TranscriptSummary(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What ``usage`` needs of one transcript, keyed in the cache by path, size and mtime."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    meta: Meta
+    #: The first event's timestamp (what a scan reads from the head).
+    started_at: str = ""
+    requests: list[CachedRequest] = msgspec.field(default_factory=list)
+    #: Records no rule classified (parsed permissively: counted, their usage not guessed).
+    unknown_records: int = 0
+    #: Why the transcript could not be read; its requests are then the ones before the failure.
+    error: str = ""
+
+
+def summarize(path: str, harness: str, size: int = -1, mtime_ns: int = -1) -> TranscriptSummary:
+    """Parse the transcript at *path* (of *harness*) into its summary; errors are kept, not raised.
+
+    *size* and *mtime_ns* are the file's stat as the caller saw it before
+    reading (what the cache is keyed by: a transcript that grows while it is
+    read is summarized again next time).
+    """
+    from agentminutes.api import iter_events
+
+    meta = Meta(harness=harness)
+    started = ""
+    folder = RequestFolder(harness)
+    out: list[CachedRequest] = []
+    unknown = 0
+    error = ""
+    first = True
+    try:
+        for ev in iter_events(path, harness=harness, permissive=True):
+            if first:
+                first = False
+                started = ev.timestamp
+                if ev.session_meta is not None:
+                    meta = ev.session_meta
+            if ev.kind == "unknown":
+                unknown += 1
+            out.extend(compact(req) for req in folder.add(ev))
+        out.extend(compact(req) for req in folder.finish())
+    except AgentminutesError as exc:
+        error = str(exc)
+    except OSError as exc:
+        error = f"{path}: {exc.strerror or exc}"
+    return TranscriptSummary(
+        path=path,
+        size=size,
+        mtime_ns=mtime_ns,
+        meta=meta,
+        started_at=timestamps.normalize(started) if started else "",
+        requests=out,
+        unknown_records=unknown,
+        error=error,
+    )
