@@ -103,10 +103,10 @@ class OtelUsage(msgspec.Struct, kw_only=True, omit_defaults=True):
     out) where the harness did not record them: not recorded is not zero.
     """
 
-    input_tokens: int = msgspec.field(default=0)
-    output_tokens: int = msgspec.field(default=0)
-    cache_read_input_tokens: int = msgspec.field(default=0, name="cache_read.input_tokens")
-    cache_creation_input_tokens: int = msgspec.field(default=0, name="cache_creation.input_tokens")
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int = msgspec.field(name="cache_read.input_tokens")
+    cache_creation_input_tokens: int = msgspec.field(name="cache_creation.input_tokens")
     reasoning_output_tokens: int | None = msgspec.field(
         default=None, name="reasoning.output_tokens"
     )
@@ -116,6 +116,16 @@ class OtelUsage(msgspec.Struct, kw_only=True, omit_defaults=True):
     cache_creation_1h_input_tokens: int | None = msgspec.field(
         default=None, name="cache_creation.1h.input_tokens"
     )
+
+    @classmethod
+    def zero(cls) -> OtelUsage:
+        """An empty sum."""
+        return cls(
+            input_tokens=0,
+            output_tokens=0,
+            cache_read_input_tokens=0,
+            cache_creation_input_tokens=0,
+        )
 
     def add(self, other: OtelUsage) -> None:
         """Accumulate *other* into this sum; an optional part stays ``None`` only if both are."""
@@ -360,9 +370,26 @@ class RequestFolder:
                     self._model = model
                     return self._release()
             elif system.subtype.startswith("session_meta") and system.details and not self.fork_of:
-                with contextlib.suppress(_DECODE_ERRORS):
+                with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
                     self.fork_of = _decode_session_payload(system.details).forked_from_id or ""
         return []
+
+    def resume(self, model: str, last_key: str) -> None:
+        """Continue a transcript whose earlier part was folded before (``usage --follow``).
+
+        *model* is the model of its last request; *last_key* that request's key,
+        which for Codex carries the cumulative total the next record is counted from.
+        """
+        if model:
+            self._model = model
+        if last_key.startswith("codex:"):
+            try:
+                total = tuple(int(x) for x in last_key.rsplit(":", 1)[1].split(","))
+            except ValueError:
+                return
+            if len(total) == 6:
+                self._total = total
+                self._rows_mode = True
 
     def finish(self) -> list[Request]:
         """The requests still held (Codex rows that never learned their model)."""

@@ -10,8 +10,6 @@ each harness recorded them, the normalized view and the cost of each row.
 from __future__ import annotations
 
 import csv
-import io
-from collections.abc import Sequence
 from typing import IO, Any
 
 import msgspec
@@ -147,17 +145,14 @@ def render_table(report: UsageReport, out: IO[str], *, width: int | None = None)
     from rich.console import Console
 
     console = Console(file=out, width=width, highlight=False, soft_wrap=False)
-    console.print(table(report))
+    laid_out = table(report)
+    needed = console.measure(laid_out, options=console.options.update_width(100_000)).maximum
+    if width is None and needed > console.width:
+        # Numbers are never cut: a narrow terminal scrolls, a pipe gets the whole line.
+        console = Console(file=out, width=needed, highlight=False, soft_wrap=False)
+    console.print(laid_out)
     line = unpriced_line(report)
     if line:
         console.print(line)
     if report.costs and report.totals.cost_sources:
         console.print("prices: " + ", ".join(report.totals.cost_sources))
-
-
-def rows_as_text(rows: Sequence[Row]) -> str:
-    """Debug aid: the rows' keys and totals, one per line."""
-    buf = io.StringIO()
-    for r in rows:
-        buf.write(f"{r.keys} {r.otel.input_tokens} {r.otel.output_tokens}\n")
-    return buf.getvalue()

@@ -35,6 +35,7 @@ from agentminutes.usage.summary import CachedRequest, TranscriptSummary, summari
 __all__ = (
     "GROUP_KEYS",
     "Collection",
+    "Grouper",
     "Row",
     "Transcript",
     "UsageReport",
@@ -217,7 +218,7 @@ class Row:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
-    otel: OtelUsage = field(default_factory=OtelUsage)
+    otel: OtelUsage = field(default_factory=OtelUsage.zero)
     #: Requests of a harness without a normalization rule (not in ``otel``, not priced).
     unnormalized: int = 0
     cost: Decimal | None = None
@@ -227,7 +228,9 @@ class Row:
     unpriced_reasons: dict[str, str] = field(default_factory=dict)
     reported_cost: float | None = None
     #: (model, harness) → the requests to price.
-    pending: dict[tuple[str, str], list[Tokens]] = field(default_factory=dict, repr=False)
+    tokens: dict[tuple[str, str], list[Tokens]] = field(default_factory=dict, repr=False)
+    #: Unpriced for want of a normalization rule, by model (set by ``add``, kept by ``price``).
+    unruled: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
     def cost_status(self) -> str:
@@ -240,35 +243,43 @@ class Row:
     def unpriced_tokens(self) -> int:
         return sum(self.unpriced.values())
 
-    def add(self, req: CachedRequest, harness: str) -> None:
-        self.requests += 1
-        self.input_tokens += req.input_tokens
-        self.output_tokens += req.output_tokens
-        self.cache_read_input_tokens += req.cache_read_input_tokens
-        self.cache_creation_input_tokens += req.cache_creation_input_tokens
+    def add(self, req: CachedRequest, harness: str, sign: int = 1) -> None:
+        """Count *req* in this row (``sign=-1`` takes it out again: a live request replaced)."""
+        self.requests += sign
+        self.input_tokens += sign * req.input_tokens
+        self.output_tokens += sign * req.output_tokens
+        self.cache_read_input_tokens += sign * req.cache_read_input_tokens
+        self.cache_creation_input_tokens += sign * req.cache_creation_input_tokens
         if req.reported_cost is not None:
-            self.reported_cost = (self.reported_cost or 0.0) + req.reported_cost
+            self.reported_cost = (self.reported_cost or 0.0) + sign * req.reported_cost
         otel = req.otel()
         if otel is None:
-            self.unnormalized += 1
-            tokens = req.input_tokens + req.output_tokens
-            self.unpriced[req.model] = self.unpriced.get(req.model, 0) + tokens
+            self.unnormalized += sign
+            n = self.unruled.get(req.model, 0) + sign * (req.input_tokens + req.output_tokens)
+            self.unruled[req.model] = n
             self.unpriced_reasons[req.model] = f"no usage rule for {harness}"
             return
+        if sign < 0:
+            otel = _negated(otel)
         self.otel.add(otel)
-        self.pending.setdefault((req.model, harness), []).append(
-            Tokens(
-                req.ns,
-                otel.input_tokens,
-                otel.output_tokens,
-                otel.cache_read_input_tokens,
-                otel.cache_creation_input_tokens,
-                otel.cache_creation_1h_input_tokens,
-            )
+        tokens = Tokens(
+            req.ns,
+            abs(otel.input_tokens),
+            abs(otel.output_tokens),
+            abs(otel.cache_read_input_tokens),
+            abs(otel.cache_creation_input_tokens),
+            None
+            if otel.cache_creation_1h_input_tokens is None
+            else abs(otel.cache_creation_1h_input_tokens),
         )
+        group = self.tokens.setdefault((req.model, harness), [])
+        if sign > 0:
+            group.append(tokens)
+        elif tokens in group:
+            group.remove(tokens)
 
     def merge(self, other: Row) -> None:
-        """Add *other*'s sums (priced rows: for the totals)."""
+        """Add *other*'s sums and costs (for the totals)."""
         self.requests += other.requests
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
@@ -288,21 +299,34 @@ class Row:
             self.reported_cost = (self.reported_cost or 0.0) + other.reported_cost
 
     def price(self, pricer: Pricer | None) -> None:
-        """Price the pending requests (``pricer`` ``None``: cost not asked for, all left unpriced)."""
-        for (model, harness), tokens in self.pending.items():
-            if pricer is None:
-                continue
-            priced = pricer.price(model, harness, tokens)
+        """(Re)compute the cost of the row's requests (``pricer`` ``None``: costs not asked for).
+
+        A request of no tokens costs nothing whatever its model; any other
+        request of a model no source prices is counted in ``unpriced``.
+        """
+        self.cost = None
+        self.cost_sources = []
+        self.unpriced = {m: n for m, n in self.unruled.items() if n}
+        if pricer is None:
+            return
+        cost = Decimal(0)
+        for (model, harness), tokens in self.tokens.items():
+            spent = [t for t in tokens if t.input or t.output]
+            if not spent:
+                continue  # no tokens: nothing to price, whatever the model
+            priced = pricer.price(model, harness, spent)
             if priced.cost is None:
-                n = sum(t.input + t.output for t in tokens)
+                n = sum(t.input + t.output for t in spent)
                 self.unpriced[model] = self.unpriced.get(model, 0) + n
                 self.unpriced_reasons[model] = priced.reason
                 continue
-            self.cost = (self.cost or Decimal(0)) + priced.cost
-            for s in priced.sources:
-                if s not in self.cost_sources:
-                    self.cost_sources.append(s)
-        self.pending = {}
+            cost += priced.cost
+            for source in priced.sources:
+                if source not in self.cost_sources:
+                    self.cost_sources.append(source)
+        # A row of unpriced requests only has no cost (None), never $0.
+        if self.cost_sources or not self.unpriced:
+            self.cost = cost
 
     def to_json(self, costs: bool = True) -> dict[str, Any]:
         """The row as ``usage --format json`` writes it."""
@@ -335,6 +359,24 @@ class UsageReport:
     totals: Row
     duplicates: int = 0
     costs: bool = True
+
+
+def _negated(o: OtelUsage) -> OtelUsage:
+    return OtelUsage(
+        input_tokens=-o.input_tokens,
+        output_tokens=-o.output_tokens,
+        cache_read_input_tokens=-o.cache_read_input_tokens,
+        cache_creation_input_tokens=-o.cache_creation_input_tokens,
+        reasoning_output_tokens=None
+        if o.reasoning_output_tokens is None
+        else -o.reasoning_output_tokens,
+        cache_creation_5m_input_tokens=None
+        if o.cache_creation_5m_input_tokens is None
+        else -o.cache_creation_5m_input_tokens,
+        cache_creation_1h_input_tokens=None
+        if o.cache_creation_1h_input_tokens is None
+        else -o.cache_creation_1h_input_tokens,
+    )
 
 
 def _zone(tz: str | None) -> tzinfo | None:
@@ -424,6 +466,65 @@ def counted_requests(
             yield req, t
 
 
+class Grouper:
+    """Requests into rows by the grouping keys; rows can be updated and re-priced (``--follow``)."""
+
+    def __init__(
+        self,
+        by: Sequence[str],
+        *,
+        pricer: Pricer | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        tz: str | None = None,
+    ) -> None:
+        for name in by:
+            if name not in GROUP_KEYS:
+                raise UsageError(f'unknown grouping "{name}"')
+        self.by = list(by)
+        self.pricer = pricer
+        self.window = window_bounds(since, until)
+        self._dates = _Dates(_zone(tz))
+        self.groups: dict[tuple[str, ...], Row] = {}
+
+    def in_window(self, req: CachedRequest) -> bool:
+        """Whether *req* falls in ``--since``/``--until`` (a request without a time does)."""
+        lo, hi = self.window
+        if not req.ns:
+            return True
+        return not ((lo is not None and req.ns < lo) or (hi is not None and req.ns > hi))
+
+    def add(self, req: CachedRequest, t: Transcript, sign: int = 1) -> tuple[str, ...]:
+        """Count *req* (of transcript *t*) in its row; return the row's key."""
+        key = tuple(_key_value(name, req, t, self._dates) for name in self.by)
+        row = self.groups.get(key)
+        if row is None:
+            keys = {GROUP_KEYS[n]: v for n, v in zip(self.by, key, strict=True)}
+            row = self.groups[key] = Row(keys=keys)
+        row.add(req, t.harness, sign)
+        return key
+
+    def report(
+        self, *, reprice: set[tuple[str, ...]] | None = None, duplicates: int = 0
+    ) -> UsageReport:
+        """The rows in key order with their totals; rows are priced (all, or those in *reprice*)."""
+        rows = [self.groups[k] for k in sorted(self.groups) if self.groups[k].requests]
+        totals = Row(keys={})
+        for key in sorted(self.groups):
+            row = self.groups[key]
+            if reprice is None or key in reprice:
+                row.price(self.pricer)
+        for row in rows:
+            totals.merge(row)
+        return UsageReport(
+            by=self.by,
+            rows=rows,
+            totals=totals,
+            duplicates=duplicates,
+            costs=self.pricer is not None,
+        )
+
+
 def build_report(
     transcripts: Sequence[Transcript],
     by: Sequence[str],
@@ -434,30 +535,10 @@ def build_report(
     tz: str | None = None,
 ) -> UsageReport:
     """Group the requests of *transcripts* by *by* and price each group (``pricer`` ``None``: no costs)."""
-    for name in by:
-        if name not in GROUP_KEYS:
-            raise UsageError(f'unknown grouping "{name}"')
-    dates = _Dates(_zone(tz))
-    window = window_bounds(since, until)
-    groups: dict[tuple[str, ...], Row] = {}
-    for req, t in counted_requests(transcripts, window):
-        key = tuple(_key_value(name, req, t, dates) for name in by)
-        row = groups.get(key)
-        if row is None:
-            row = groups[key] = Row(keys={GROUP_KEYS[n]: v for n, v in zip(by, key, strict=True)})
-        row.add(req, t.harness)
-    rows = [groups[k] for k in sorted(groups)]
-    totals = Row(keys={})
-    for row in rows:
-        row.price(pricer)
-        totals.merge(row)
-    return UsageReport(
-        by=list(by),
-        rows=rows,
-        totals=totals,
-        duplicates=_duplicates(transcripts),
-        costs=pricer is not None,
-    )
+    grouper = Grouper(by, pricer=pricer, since=since, until=until, tz=tz)
+    for req, t in counted_requests(transcripts, grouper.window):
+        grouper.add(req, t)
+    return grouper.report(duplicates=_duplicates(transcripts))
 
 
 def _duplicates(transcripts: Sequence[Transcript]) -> int:
