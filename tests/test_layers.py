@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("discovery", "export", "drift"),
     ("live",),
     ("api", "__init__"),
+    ("usage",),
     ("cli", "__main__"),
 )
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}

@@ -1,0 +1,267 @@
+"""The normalized (OpenTelemetry GenAI) usage view and the per-request fold, per harness, on real fixtures.
+
+Every expectation is computed from the transcript's own JSON lines, not from
+our adapters: the test fails if a rule maps a field wrongly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentminutes
+from agentminutes.schema import TokenUsage
+from agentminutes.schema.summary import PROMPT_RULES
+from agentminutes.schema.usage import USAGE_RULES, otel_usage, reported_cost, requests
+
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures"
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _sum(usages: list[TokenUsage]) -> tuple[int, int, int, int]:
+    total = TokenUsage(input_tokens=0, output_tokens=0)
+    for u in usages:
+        total.add(u)
+    return (
+        total.input_tokens,
+        total.output_tokens,
+        total.cache_read_input_tokens,
+        total.cache_creation_input_tokens,
+    )
+
+
+def test_every_harness_with_a_prompt_rule_has_a_usage_rule() -> None:
+    # A harness whose usage is summed (PROMPT_RULES) must say what its fields mean;
+    # "input" (input_tokens already holds the cache) is the OpenAI shape.
+    for harness, rule in PROMPT_RULES.items():
+        assert harness in USAGE_RULES, f"{harness}: add a UsageRule to schema.usage.USAGE_RULES"
+        assert USAGE_RULES[harness].input_includes_cache == (rule == "input"), harness
+
+
+def test_a_harness_without_a_rule_has_no_normalized_view() -> None:
+    usage = TokenUsage(input_tokens=10, output_tokens=5, cache_read_input_tokens=3)
+    assert otel_usage(usage, "copilot") is None
+    assert otel_usage(usage, "no-such-harness") is None
+
+
+def test_claude_code_input_excludes_the_cache_and_keeps_the_write_split() -> None:
+    path = FIXTURES / "claude-code/ohcconfig/b21f5989-26ca-432d-9d08-9c11aebeb752.jsonl"
+    finals: dict[str, dict[str, Any]] = {}
+    for rec in _lines(path):
+        msg = rec.get("message")
+        if rec.get("type") == "assistant" and isinstance(msg, dict) and msg.get("usage"):
+            finals[msg["id"]] = msg["usage"]  # the last snapshot of each API message
+    reqs = requests(agentminutes.iter_events(path))
+    assert len(reqs) == len(finals)
+    by_id = {r.key.split(":", 1)[1]: r for r in reqs}
+    one_hour_seen = False
+    for mid, u in finals.items():
+        o = by_id[mid].otel
+        assert o is not None
+        cache_write = u.get("cache_creation_input_tokens", 0)
+        cache_read = u.get("cache_read_input_tokens", 0)
+        assert o.input_tokens == u["input_tokens"] + cache_read + cache_write
+        assert o.cache_read_input_tokens == cache_read
+        assert o.cache_creation_input_tokens == cache_write
+        assert o.output_tokens == u["output_tokens"]
+        assert o.reasoning_output_tokens is None  # Anthropic does not report it apart
+        split = u["cache_creation"]
+        assert o.cache_creation_5m_input_tokens == split["ephemeral_5m_input_tokens"]
+        assert o.cache_creation_1h_input_tokens == split["ephemeral_1h_input_tokens"]
+        assert o.cache_creation_5m_input_tokens + o.cache_creation_1h_input_tokens == cache_write
+        one_hour_seen |= bool(split["ephemeral_1h_input_tokens"])
+    assert one_hour_seen
+
+
+def _codex_rows(path: Path) -> list[dict[str, dict[str, int]]]:
+    rows = []
+    for rec in _lines(path):
+        payload = rec.get("payload") or {}
+        if rec.get("type") == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if info and info.get("total_token_usage"):
+                rows.append(info)
+    return rows
+
+
+CODEX_WITH_REPLAYS = [
+    "codex/ogekuri-g/rollout-2025-12-15T15-11-17-019b2259-ee39-7c11-b613-5d32c161f9c9.jsonl",
+    "codex/exact2026/rollout-2026-05-07T15-38-21-019e0317-0939-7262-9c00-59e4b98f1c8b-first329.jsonl",
+]
+
+
+@pytest.mark.parametrize("rel", CODEX_WITH_REPLAYS)
+def test_codex_counts_each_request_once_from_the_cumulative_counters(rel: str) -> None:
+    path = FIXTURES / rel
+    rows = _codex_rows(path)
+    replays = [
+        r
+        for prev, r in itertools.pairwise(rows)
+        if r["total_token_usage"] == prev["total_token_usage"]
+    ]
+    assert replays, "the fixture re-emits token_count records"
+    final = rows[-1]["total_token_usage"]
+    first_last = rows[0]["last_token_usage"]
+    first_total = rows[0]["total_token_usage"]
+    reqs = requests(agentminutes.iter_events(path))
+    # Each advancing record is one request; the sum is the final cumulative total.
+    assert len(reqs) == len(rows) - len(replays)
+    raw = _sum([r.usage for r in reqs])
+    assert (
+        raw[0] == final["input_tokens"] - first_total["input_tokens"] + first_last["input_tokens"]
+    )
+    assert (
+        raw[1]
+        == final["output_tokens"] - first_total["output_tokens"] + first_last["output_tokens"]
+    )
+    assert (
+        raw[2]
+        == final["cached_input_tokens"]
+        - first_total["cached_input_tokens"]
+        + first_last["cached_input_tokens"]
+    )
+    # convert (the reference's rule) adds every record's last_token_usage: the replays twice.
+    session = agentminutes.load(path)
+    assert session.totals is not None
+    pooled_replays = sum(r["last_token_usage"]["output_tokens"] for r in replays)
+    assert session.totals.output_tokens - raw[1] == pooled_replays
+    # OpenAI shape: input already holds the cached tokens; reasoning is a part of output.
+    reasoning = sum(r.otel.reasoning_output_tokens or 0 for r in reqs if r.otel)
+    assert (
+        reasoning
+        == final["reasoning_output_tokens"]
+        - first_total["reasoning_output_tokens"]
+        + first_last["reasoning_output_tokens"]
+    )
+    for r in reqs:
+        assert r.otel is not None
+        assert r.otel.input_tokens == r.usage.input_tokens
+        assert r.otel.cache_read_input_tokens <= r.otel.input_tokens
+        assert (r.otel.reasoning_output_tokens or 0) <= r.otel.output_tokens
+        assert r.model
+        assert r.key.startswith("codex:")
+
+
+def test_codex_without_replays_equals_convert() -> None:
+    path = (
+        FIXTURES
+        / "codex/feipi/rollout-2026-06-19T10-14-27-019edda8-7eca-7710-b78b-6ce7607beaa1.jsonl"
+    )
+    session = agentminutes.load(path)
+    assert session.totals is not None
+    t = session.totals
+    reqs = requests(session.events)
+    assert _sum([r.usage for r in reqs]) == (
+        t.input_tokens,
+        t.output_tokens,
+        t.cache_read_input_tokens,
+        t.cache_creation_input_tokens,
+    )
+
+
+def test_codex_fork_keys_its_copied_records_by_the_parent() -> None:
+    path = (
+        FIXTURES
+        / "codex/feipi/rollout-2026-06-19T10-14-27-019edda8-7eca-7710-b78b-6ce7607beaa1.jsonl"
+    )
+    events = list(agentminutes.iter_events(path))
+    own = requests(events)
+    from agentminutes.schema.usage import RequestFolder
+
+    folder = RequestFolder("codex")
+    forked: list[Any] = []
+    for ev in events:
+        if ev.system is not None and ev.system.subtype.startswith("session_meta"):
+            folder.fork_of = "parent-session"
+        forked.extend(folder.add(ev))
+    assert [r.key.split(":")[2] for r in forked] == [r.key.split(":")[2] for r in own]
+    assert all(r.key.startswith("codex:parent-session:") for r in forked)
+
+
+def test_codex_exec_stream_counts_its_messages() -> None:
+    path = FIXTURES / "codex/agentcmd/exec-json/stream-output-4.jsonl"
+    usage = next(r for r in _lines(path) if r.get("type") == "turn.completed")["usage"]
+    reqs = requests(agentminutes.iter_events(path))
+    assert _sum([r.usage for r in reqs])[:3] == (
+        usage["input_tokens"],
+        usage["output_tokens"],
+        usage["cached_input_tokens"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("rel", "harness"),
+    [
+        ("gemini-cli/vibe-comparison/session-2026-04-25T08-41-3494a697.jsonl", "gemini-cli"),
+        ("gemini-cli/constructed/session-2026-08-01T09-00-c0ffee01.jsonl", "gemini-cli"),
+    ],
+)
+def test_gemini_input_includes_the_cache_natively_and_thoughts_are_reasoning(
+    rel: str, harness: str
+) -> None:
+    path = FIXTURES / rel
+    by_id = {
+        msg["id"]: msg["tokens"]
+        for rec in _lines(path)
+        for msg in [rec, *((rec.get("$set") or {}).get("messages") or [])]
+        if isinstance(msg, dict) and msg.get("type") == "gemini" and msg.get("tokens")
+    }
+    reqs = requests(agentminutes.iter_events(path))
+    assert reqs
+    assert sum(r.otel.input_tokens for r in reqs if r.otel) == sum(
+        t["input"] + t.get("tool", 0) for t in by_id.values()
+    )
+    assert sum(r.otel.cache_read_input_tokens for r in reqs if r.otel) == sum(
+        t.get("cached", 0) for t in by_id.values()
+    )
+    assert sum(r.otel.output_tokens for r in reqs if r.otel) == sum(
+        t["output"] + t.get("thoughts", 0) for t in by_id.values()
+    )
+    assert sum(r.otel.reasoning_output_tokens or 0 for r in reqs if r.otel) == sum(
+        t.get("thoughts", 0) for t in by_id.values()
+    )
+
+
+def test_qwen_code_thoughts_are_reasoning_inside_output() -> None:
+    path = FIXTURES / "qwen-code/constructed/0a11ce00-0000-4000-8000-000000000001.jsonl"
+    native = [r["usageMetadata"] for r in _lines(path) if r.get("usageMetadata")]
+    reqs = requests(agentminutes.iter_events(path))
+    assert len(reqs) == len(native)
+    for r, u in zip(reqs, native, strict=True):
+        assert r.otel is not None
+        assert r.otel.input_tokens == u["promptTokenCount"] + u.get("toolUsePromptTokenCount", 0)
+        assert r.otel.cache_read_input_tokens == u.get("cachedContentTokenCount", 0)
+        assert r.otel.reasoning_output_tokens == u.get("thoughtsTokenCount")  # None: not recorded
+        assert r.otel.output_tokens >= (r.otel.reasoning_output_tokens or 0)
+
+
+@pytest.mark.parametrize(
+    "rel", ["pi/pi-mono/before-compaction.jsonl", "pi/constructed/v3-fork-tools.jsonl"]
+)
+def test_pi_input_excludes_the_cache_and_its_own_cost_is_reported(rel: str) -> None:
+    path = FIXTURES / rel
+    native = [
+        r["message"]["usage"]
+        for r in _lines(path)
+        if r.get("type") == "message"
+        and r.get("message", {}).get("role") == "assistant"
+        and r["message"].get("usage")
+    ]
+    reqs = requests(agentminutes.iter_events(path))
+    assert len(reqs) == len(native)
+    for r, u in zip(reqs, native, strict=True):
+        assert r.otel is not None
+        assert r.otel.input_tokens == u["input"] + u.get("cacheRead", 0) + u.get("cacheWrite", 0)
+        assert r.reported_cost == pytest.approx(u["cost"]["total"])
+
+
+def test_reported_cost_is_none_where_nothing_recorded_one() -> None:
+    assert reported_cost(TokenUsage(input_tokens=1, output_tokens=1), "claude-code") is None
+    assert reported_cost(TokenUsage(input_tokens=1, output_tokens=1), "pi") is None

@@ -1,0 +1,138 @@
+"""Pricing: the catalog's grouped prices equal its per-request prices; unknown models are unpriced, never $0."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+import agentminutes
+from agentminutes.errors import UsageError
+from agentminutes.schema.usage import requests
+from agentminutes.usage.prices import PriceFile, Pricer, Tokens, _usage
+from agentminutes.usage.summary import compact
+
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures"
+genai_prices = pytest.importorskip("genai_prices")  # the cost extra, in the test extra too
+
+
+def _tokens(rel: str) -> tuple[str, list[Tokens]]:
+    reqs = [compact(r) for r in requests(agentminutes.iter_events(FIXTURES / rel))]
+    model = reqs[0].model
+    out = []
+    for r in reqs:
+        o = r.otel()
+        assert o is not None
+        out.append(
+            Tokens(
+                r.ns,
+                o.input_tokens,
+                o.output_tokens,
+                o.cache_read_input_tokens,
+                o.cache_creation_input_tokens,
+                o.cache_creation_1h_input_tokens,
+            )
+        )
+    return model, out
+
+
+@pytest.mark.parametrize(
+    ("rel", "harness"),
+    [
+        ("claude-code/ohcconfig/b21f5989-26ca-432d-9d08-9c11aebeb752.jsonl", "claude-code"),
+        ("claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl", "claude-code"),
+        (
+            "codex/ogekuri-g/rollout-2025-12-15T15-11-17-019b2259-ee39-7c11-b613-5d32c161f9c9.jsonl",
+            "codex",
+        ),
+        ("gemini-cli/vibe-comparison/session-2026-04-25T08-23-e435870b.jsonl", "gemini-cli"),
+    ],
+)
+def test_grouped_prices_equal_the_catalogs_price_of_each_request(rel: str, harness: str) -> None:
+    model, tokens = _tokens(rel)
+    priced = Pricer().price(model, harness, tokens)
+    assert priced.cost is not None
+    assert priced.sources == [f"genai-prices {genai_prices.__version__}"]
+    one_by_one = sum(
+        genai_prices.calc_price(
+            _usage(genai_prices.Usage, [t]),
+            model,
+            genai_request_timestamp=datetime.fromtimestamp(t.ns / 1e9, tz=UTC),
+        ).total_price
+        for t in tokens
+    )
+    assert abs(priced.cost - one_by_one) < Decimal("1e-12")
+    assert priced.cost > 0
+
+
+def test_long_context_requests_pay_the_tier_the_provider_bills() -> None:
+    day = int(datetime(2025, 10, 1, tzinfo=UTC).timestamp()) * 10**9
+    small = Tokens(day, 100_000, 1000, 0, 0, None)
+    large = Tokens(day, 300_000, 1000, 0, 0, None)
+    pricer = Pricer()
+    model = "claude-sonnet-4-5-20250929"
+    both = pricer.price(model, "claude-code", [small, large]).cost
+    apart = pricer.price(model, "claude-code", [small]).cost
+    apart_large = pricer.price(model, "claude-code", [large]).cost
+    assert both is not None
+    assert apart is not None
+    assert apart_large is not None
+    assert both == apart + apart_large
+    # Over 200k input the whole request is billed at the long-context rate.
+    assert apart_large > 3 * apart
+
+
+def test_a_model_no_catalog_knows_is_unpriced_not_zero() -> None:
+    priced = Pricer().price("glm-4.6-gateway-x", "claude-code", [Tokens(1, 1000, 10, 0, 0, None)])
+    assert priced.cost is None
+    assert "does not know" in priced.reason
+
+
+def test_a_price_file_adds_and_overrides_models(tmp_path: Path) -> None:
+    toml = tmp_path / "prices.toml"
+    toml.write_text(
+        '[models."glm-4.6*"]\ninput_mtok = 0.6\noutput_mtok = 2.2\ncache_read_mtok = 0.11\n'
+        '[models."claude-sonnet-4-5-20250929"]\ninput_mtok = 1\noutput_mtok = 2\n'
+        "cache_read_mtok = 0.5\ncache_write_mtok = 1.5\ncache_write_1h_mtok = 3\n",
+        encoding="utf-8",
+    )
+    pricer = Pricer(PriceFile(toml))
+    glm = pricer.price(
+        "glm-4.6-air", "claude-code", [Tokens(1, 1_500_000, 1_000_000, 500_000, 0, None)]
+    )
+    assert glm.cost == Decimal("0.6") + Decimal("2.2") + Decimal("0.055")
+    assert glm.sources[0].startswith("prices.toml sha256:")
+    sonnet = pricer.price(
+        "claude-sonnet-4-5-20250929",
+        "claude-code",
+        [Tokens(1, 4_000_000, 0, 1_000_000, 2_000_000, 500_000)],
+    )
+    # fresh 1M at 1, read 1M at 0.5, 5-minute writes 1.5M at 1.5, 1-hour writes 0.5M at 3
+    assert sonnet.cost == Decimal(1) + Decimal("0.5") + Decimal("2.25") + Decimal("1.5")
+    json_file = tmp_path / "prices.json"
+    json_file.write_text(
+        '{"models": {"my-model": {"input_mtok": 1, "output_mtok": 4}}}', encoding="utf-8"
+    )
+    mine = Pricer(PriceFile(json_file)).price(
+        "my-model", "pi", [Tokens(1, 1_000_000, 1_000_000, 0, 0, None)]
+    )
+    assert mine.cost == Decimal(5)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[models.x]\noutput_mtok = 1\n", "has no input_mtok"),
+        ('[models.x]\ninput_mtok = "a"\noutput_mtok = 1\n', "not a number"),
+        ("[models.x]\ninput_mtok = 1\noutput_mtok = 1\nextra = 2\n", "unknown keys extra"),
+        ("[other]\n", 'no "models" table'),
+        ("models = [", "not valid TOML"),
+    ],
+)
+def test_a_bad_price_file_is_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError, match=message):
+        PriceFile(path)
