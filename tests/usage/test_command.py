@@ -339,7 +339,9 @@ def test_follow_keeps_rows_current_as_a_transcript_grows(home: Path) -> None:
         text=True,
         env=env,
     )
-    time.sleep(2.0)  # the first report, then the watch
+    assert follower.stdout is not None
+    first = [follower.stdout.readline()]  # the first report is out: the watch starts next
+    time.sleep(2.0)
     lines = source.read_bytes().splitlines(keepends=True)
     with target.open("ab", buffering=0) as out:
         for i, line in enumerate(lines):
@@ -347,7 +349,8 @@ def test_follow_keeps_rows_current_as_a_transcript_grows(home: Path) -> None:
             time.sleep(0.002)
             if i == len(lines) // 2:
                 time.sleep(1.0)  # the agent thinks: the first half is shown before the rest
-    stdout, stderr = follower.communicate(timeout=60)
+    rest, stderr = follower.communicate(timeout=60)
+    stdout = "".join(first) + rest
     assert follower.returncode in (0, 1), stderr  # 1: the home holds unreadable transcripts
     assert "Traceback" not in stderr
     lines = [json.loads(x) for x in stdout.splitlines()]
