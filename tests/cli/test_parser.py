@@ -113,6 +113,23 @@ def real_runs(tmp: Path) -> dict[str, list[tuple[list[str], list[str]]]]:
         ],
         "drift scan": [(["drift", "scan", str(CC), str(CODEX)], [])],
         "export": [(["export", str(CC), "--to", "dataset", "-j", "1"], [])],
+        "usage": [
+            (
+                [
+                    "usage",
+                    "--harness",
+                    "claude-code",
+                    "--root",
+                    str(home / ".claude" / "projects"),
+                    "--by",
+                    "day,model",
+                    "--format",
+                    "json",
+                    "--no-cache",
+                ],
+                [],
+            )
+        ],
     }
 
 
