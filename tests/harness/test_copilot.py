@@ -19,6 +19,7 @@ from agentminutes.harness import ADAPTERS, SNIFF_BYTES, Confidence, ParseOptions
 from agentminutes.harness.copilot import CopilotAdapter
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.schema import Event
+from agentminutes.timestamps import valid_timestamp
 from conftest import FIXTURES, convert_json, fixture_id, run_cli, stats_json, transcripts
 
 ALL = transcripts("copilot")
@@ -310,7 +311,7 @@ def test_legacy_document_becomes_a_session() -> None:
     doc = convert_json(LEGACY)
     meta = doc["events"][0]
     assert meta["session_meta"]["session_id"] == native["sessionId"]
-    assert meta["timestamp"] == native["startTime"]
+    assert meta["timestamp"] == valid_timestamp(native["startTime"])
     total_lines = len(LEGACY.read_text(encoding="utf-8").rstrip("\n").split("\n"))
     assert meta["provenance"] == {"line": 1, "end_line": total_lines}
     timeline = native["timeline"]
