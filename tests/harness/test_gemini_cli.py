@@ -298,7 +298,7 @@ def test_cancelled_tool_is_an_error_result_with_display() -> None:
     assert call.tool_call is not None
     assert call.tool_call.kind == "edit"
     assert result.timestamp == "2026-08-01T09:00:14Z"  # .000 trimmed, as the reference writes it
-    assert call.timestamp == "2026-08-01T09:00:11.000Z"
+    assert call.timestamp == "2026-08-01T09:00:11Z"
 
 
 # -- tokens ------------------------------------------------------------------
