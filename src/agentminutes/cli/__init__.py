@@ -77,6 +77,9 @@ def guarded(run: Callable[[], int], args: list[str]) -> int:
     from agentminutes.sinks.output import guard_stdout
 
     guard_stdout()
+    # Read values nested as deep as the reference reads (10,000 levels); the
+    # decoders recurse per level. Deeper input is a parse error, not a crash.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 11_000))
     try:
         code = run()
         sys.stdout.flush()  # a failing stdout fails here, as one line, not at exit

@@ -32,7 +32,7 @@ def _feed(
 ) -> Feed:
     """The one session *transcript* is (or the one chosen in it), stages applied."""
     feed = next(feeds(transcript, harness, options, conversation))
-    return Feed(apply_stages(feed.batches, stages), feed.skipped)
+    return Feed(apply_stages(feed.batches, stages), feed.skipped, feed.white_space)
 
 
 async def _convert(fmt: str, output: str | None, job: Feed) -> None:
@@ -47,7 +47,7 @@ async def _convert(fmt: str, output: str | None, job: Feed) -> None:
                 events += len(batch.events)
                 await jsonl.send(batch)
             await jsonl.aclose()
-        _skip_summary(events, job.skipped())
+        _skip_summary(events, job.skipped(), job.white_space())
         return
     with open_output(output, atomic=True) as stream:
         sink = SessionJsonSink(stream)
@@ -81,7 +81,7 @@ async def _convert_acp(output: str | None, job: Feed) -> None:
                 if output is None:
                     stream.flush()
         stream.flush()
-    _skip_summary(events, job.skipped())
+    _skip_summary(events, job.skipped(), job.white_space())
     print(f"agentminutes: acp: {projector.report().summary()}", file=sys.stderr)
 
 
@@ -107,13 +107,25 @@ async def _convert_all(
             sessions += 1
             for k, v in counts.items():
                 skipped[k] = skipped.get(k, 0) + v
-    _skip_summary(events, skipped, f"{sessions} sessions, ")
+    _skip_summary(events, skipped, sessions=f"{sessions} sessions, ")
 
 
-def _skip_summary(events: int, skipped: dict[str, int], sessions: str = "") -> None:
-    text = f"agentminutes: {sessions}{events} events, {sum(skipped.values())} skipped records"
-    if skipped:
-        text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) + ")"
+def _skip_summary(
+    events: int, skipped: dict[str, int], white_space: int = 0, sessions: str = ""
+) -> None:
+    """The stderr summary: events written, records skipped by type.
+
+    Lines of only Unicode white space, which the reference passes over as blank
+    lines (and its report does not count), are counted here as skips of their
+    own, so that every non-blank line is accounted for.
+    """
+    counts = sorted(skipped.items())
+    if white_space:
+        counts.append(("(white-space line)", white_space))
+    total = sum(n for _, n in counts)
+    text = f"agentminutes: {sessions}{events} events, {total} skipped records"
+    if counts:
+        text += " (" + ", ".join(f"{k} {v}" for k, v in counts) + ")"
     print(text, file=sys.stderr)
 
 

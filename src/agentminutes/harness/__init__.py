@@ -52,6 +52,7 @@ __all__ = (
     "document_adapter_class",
     "harness_names",
     "is_document_adapter",
+    "sniff_safely",
     "version_newer",
 )
 
@@ -123,6 +124,14 @@ def adapter_class(name: str) -> type[Adapter]:
     raise UsageError(f'unknown harness "{name}" (known: {known}, or "auto")')
 
 
+def sniff_safely(cls: type[Adapter] | type[DocumentAdapter], head: bytes) -> Confidence:
+    """``cls.sniff(head)``, a head nested too deep to decode being no match (not a crash)."""
+    try:
+        return cls.sniff(head)
+    except RecursionError:
+        return Confidence.NO_MATCH
+
+
 def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confidence]:
     """Find the adapter whose format *head* (a transcript's first bytes) is.
 
@@ -138,7 +147,7 @@ def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confiden
     best_conf = Confidence.NO_MATCH
     for _, ref in REGISTRY + DOCUMENT_REGISTRY:
         cls: type[Adapter] | type[DocumentAdapter] = _load(ref)
-        conf = cls.sniff(head)
+        conf = sniff_safely(cls, head)
         if conf > best_conf:
             best, best_conf = cls, conf
             if conf == Confidence.CERTAIN:

@@ -9,12 +9,19 @@ key they do not know sends the line here) and use these helpers only for
 lines that need them. Type errors are worded the way Go words them, because
 permissive output carries them as ``unknown`` reasons.
 
+The pipeline reads every line the way Go's decoder would before an adapter
+sees it (:func:`go_utf8`, :func:`go_escapes`): invalid UTF-8 becomes U+FFFD one
+byte at a time, and a lone UTF-16 surrogate escape (``\\ud800``), which Go
+decodes as U+FFFD and msgspec rejects, is rewritten to ``\\ufffd``.
+
 Not reproduced: an exact duplicate key whose later value is ``null`` (Go keeps
 the earlier value, the dict view here keeps only the later one).
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -22,10 +29,13 @@ import msgspec
 from msgspec import Raw
 
 __all__ = (
+    "GO_MAX_DEPTH",
     "GO_SPACE",
     "FieldError",
     "fold_fields",
+    "go_escapes",
     "go_trim",
+    "go_utf8",
     "json_kind",
     "normalize_line",
     "number_kind",
@@ -38,7 +48,53 @@ GO_SPACE: Final = (
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 
+#: The deepest nesting Go's decoder accepts (``encoding/json``'s scanner limit).
+GO_MAX_DEPTH: Final = 10_000
+
 _decode_object = msgspec.json.Decoder(dict[str, Raw] | None).decode
+
+
+def _one_byte(exc: UnicodeError) -> tuple[str, int]:
+    # Go's utf8.DecodeRune: every byte of an invalid sequence is one U+FFFD
+    # (Python's "replace" gives one for a whole truncated sequence).
+    assert isinstance(exc, UnicodeDecodeError)
+    return "\ufffd", exc.start + 1
+
+
+_GO_REPLACE: Final = "agentminutes-go-replace"
+codecs.register_error(_GO_REPLACE, _one_byte)
+
+
+def go_utf8(data: bytes) -> str:
+    """*data* decoded as Go decodes a string: each invalid byte becomes U+FFFD."""
+    return data.decode("utf-8", _GO_REPLACE)
+
+
+#: Any escape: a backslash and what it escapes, a high surrogate escape with the
+#: low one that may follow. Matching every escape from the left means the
+#: ``ud800`` after an escaped backslash (``\\\\ud800``) is never taken for one.
+_ESCAPE: Final = re.compile(
+    rb"\\(?:(?P<high>u[dD][89abAB][0-9a-fA-F]{2})(?P<pair>\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    rb"|(?P<low>u[dD][c-fC-F][0-9a-fA-F]{2})|.)",
+    re.DOTALL,
+)
+#: Whether a line holds a surrogate escape at all (the cheap test before :data:`_ESCAPE`).
+SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _fix_escape(match: re.Match[bytes]) -> bytes:
+    if match.group("low") is not None or (
+        match.group("high") is not None and match.group("pair") is None
+    ):
+        return b"\\ufffd"  # a surrogate half without its other half
+    return match.group()
+
+
+def go_escapes(line: bytes) -> bytes | None:
+    """*line* with each lone surrogate escape replaced by ``\\ufffd`` (same length, so byte
+    offsets still match the original), or ``None`` when it has none."""
+    fixed = _ESCAPE.sub(_fix_escape, line)
+    return None if fixed == line else fixed
 
 
 class FieldError(Exception):
@@ -53,7 +109,7 @@ def go_trim(text: str) -> str:
 def normalize_line(line: bytes) -> bytes | None:
     """The line as Go reads it, when that differs from the bytes: U+FFFD for invalid
     UTF-8 and Unicode white space trimmed. ``None`` when nothing changes."""
-    text = line.decode("utf-8", "replace")
+    text = go_utf8(line)
     fixed = go_trim(text).encode()
     return None if fixed == line else fixed
 

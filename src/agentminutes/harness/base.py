@@ -305,13 +305,17 @@ class BaseAdapter:
         )
 
     def unknown_or_fail(self, record_type: str, line: bytes, lineno: int, reason: str) -> Event:
-        """Raise :class:`ParseError`, or in permissive mode keep the record as ``unknown``."""
+        """Raise :class:`ParseError`, or in permissive mode keep the record as ``unknown``.
+
+        The record is kept verbatim (see :func:`raw_record`: a line that is not
+        JSON is kept as a JSON string of its text, so the output stays JSON).
+        """
         if not self.options.permissive:
             raise self.error(reason, lineno)
         return Event(
             kind=EventKind.UNKNOWN,
             provenance=Provenance(line=lineno, end_line=lineno),
-            unknown=Unknown(record_type=record_type, reason=reason, raw=Raw(line)),
+            unknown=Unknown(record_type=record_type, reason=reason, raw=raw_record(line)),
         )
 
     def undecodable(self, exc: Exception, line: bytes, lineno: int) -> Event:
@@ -384,6 +388,21 @@ class _SnapshotUnpickler(pickle.Unpickler):
         if pid == "NO_RAW":
             return NO_RAW
         raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+
+_decode_raw = msgspec.json.Decoder(Raw).decode
+
+
+def raw_record(line: bytes) -> Raw:
+    """*line* as verbatim JSON when it is JSON; else a JSON string of its text.
+
+    What a permissive ``unknown`` event carries: the output must stay JSON
+    whatever the input line was (a comment, a cut record, binary data).
+    """
+    try:
+        return _decode_raw(line)
+    except (msgspec.DecodeError, RecursionError):
+        return Raw(msgspec.json.encode(line.decode("utf-8", "replace")))
 
 
 def raw_or_none(value: Any) -> Raw | None:

@@ -65,6 +65,7 @@ from agentminutes.live.tail import (
     sha256_hex,
 )
 from agentminutes.pipeline.batch import Batch
+from agentminutes.pipeline.conversion import clean_line, feed_record
 from agentminutes.pipeline.sources import LineBatch
 from agentminutes.schema import Event, EventKind
 
@@ -770,7 +771,6 @@ class Follower:
             lines, base_offset = detected, tr.early_offset
         adapter = tr.adapter
         assert adapter is not None
-        feed = adapter.feed
         out: list[Event] = []
         discard = tr.discard_until
         pos = base_offset
@@ -778,15 +778,13 @@ class Follower:
         for i, (lineno, raw) in enumerate(lines):
             start = pos
             pos += len(raw) + 1
-            line = raw.strip()
             if lineno == 1:
                 tr.identity = transcript_identity(tr.tail.dev, tr.tail.ino, raw)
-                if line.startswith(_BOM):
-                    line = line[3:].strip()
+            line = clean_line(raw, lineno)
             if not line:
                 continue
             try:
-                events = feed(line, lineno)
+                events = feed_record(adapter, line, lineno)
             except ParseError as exc:
                 tr.error = exc.with_path(tr.key)
                 failed_at = (i, start)

@@ -53,7 +53,17 @@ class FollowState:
         self.entries: dict[str, dict[str, Any]] = {}
         self.dirty = False
         self._saved_at = time.monotonic()
+        self._check_folder()
         self._load()
+
+    def _check_folder(self) -> None:
+        # Checked before anything is followed: a state that cannot be saved would
+        # fail only at the first save, after events were already written.
+        folder = os.path.dirname(self.path)
+        if not os.path.isdir(folder):
+            raise UsageError(f"{self.path}: cannot keep the state file: no such directory {folder}")
+        if not os.access(folder, os.W_OK):
+            raise UsageError(f"{self.path}: cannot keep the state file: {folder} is not writable")
 
     def _load(self) -> None:
         try:

@@ -12,19 +12,32 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Final, cast
+from typing import IO, BinaryIO, Final, cast
+
+from msgspec import Raw
 
 from agentminutes.errors import ParseError, SourceError, UsageError
 from agentminutes.harness import Adapter, ParseOptions, adapter_class, detect, is_document_adapter
+from agentminutes.harness._gojson import (
+    GO_MAX_DEPTH,
+    SURROGATE_ESCAPE,
+    go_escapes,
+    go_trim,
+    go_utf8,
+)
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
 from agentminutes.schema import Event
 
 __all__ = (
     "Conversion",
+    "Escapes",
+    "clean_line",
     "feed_lines",
+    "feed_record",
     "open_chunks",
     "open_sync_chunks",
     "source_name",
@@ -33,35 +46,173 @@ __all__ = (
 _BOM: Final = b"\xef\xbb\xbf"
 
 
-def feed_lines(adapter: Adapter, lines: LineBatch) -> list[Event]:
+def clean_line(raw: bytes, lineno: int) -> bytes | None:
+    """The record a raw line holds, read as the reference's Go decoder reads it.
+
+    Surrounding white space is trimmed (CRLF included, and Unicode white space
+    such as U+00A0 or U+2028, as Go's ``bytes.TrimSpace`` does), a UTF-8
+    byte-order mark on line 1 is tolerated, and invalid UTF-8 becomes U+FFFD,
+    one per byte, as Go decodes it (so that nothing invalid reaches the
+    output). Returns ``b""`` for a blank line and ``None`` for a line that
+    holds only Unicode white space: both carry no record.
+    """
+    line = raw.strip()
+    if lineno == 1 and line.startswith(_BOM):
+        line = line[3:].strip()
+    if not line or line.isascii():
+        return line
+    try:
+        text = line.decode()
+    except UnicodeDecodeError:
+        text = go_utf8(line)
+    else:
+        if line[0] < 0x80 and line[-1] < 0x80:
+            return line  # valid, and no white space to trim beyond ASCII's
+    trimmed = go_trim(text)
+    return trimmed.encode() if trimmed else None
+
+
+def _depth_error(adapter: Adapter, lineno: int) -> ParseError:
+    if sys.getrecursionlimit() > GO_MAX_DEPTH:
+        reason = (
+            f"a value nested deeper than {GO_MAX_DEPTH} levels (deeper than the reference reads)"
+        )
+    else:
+        reason = (
+            "a value nested deeper than this process decodes (the command line reads "
+            f"{GO_MAX_DEPTH} levels, as the reference does)"
+        )
+    return ParseError(
+        adapter.name,
+        reason,
+        line=lineno,
+        version=adapter.version,
+        last_checked=adapter.last_checked,
+    )
+
+
+class Escapes:
+    """Lines fed with their lone surrogate escapes rewritten, to give events their bytes back.
+
+    Go decodes ``\\ud800`` (a UTF-16 half without its other half) as U+FFFD;
+    msgspec rejects the whole line. Such a line is fed with ``\\ufffd`` in its
+    place (:func:`~agentminutes.harness._gojson.go_escapes`, same length), so its
+    decoded strings hold U+FFFD as the reference's do; the verbatim JSON its
+    events carry (a tool's input, a sidecar), which the reference copies as it
+    was, gets the original bytes back here, also in events an adapter releases
+    lines later.
+    """
+
+    __slots__ = ("_lines",)
+
+    def __init__(self) -> None:
+        self._lines: list[tuple[bytes, bytes]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._lines)
+
+    def add(self, fixed: bytes, original: bytes) -> None:
+        """Remember that *original* was fed as *fixed*."""
+        self._lines.append((fixed, original))
+
+    def restore(self, events: list[Event]) -> list[Event]:
+        """Put the original bytes back into the verbatim JSON of *events* (in place)."""
+        if self._lines:
+            for event in events:
+                self._restore(event)
+        return events
+
+    def _restore(self, value: object) -> object:
+        if isinstance(value, Raw):
+            data = bytes(value)
+            if b"\\ufffd" in data:
+                for fixed, original in self._lines:
+                    at = fixed.find(data)
+                    if at >= 0:
+                        return Raw(original[at : at + len(data)])
+            return value
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                new = self._restore(item)
+                if new is not item:
+                    value[i] = new
+            return value
+        fields = getattr(value, "__struct_fields__", None)
+        if fields is not None:
+            for name in fields:
+                item = getattr(value, name)
+                if item is not None and not isinstance(item, (str, int, float)):
+                    new = self._restore(item)
+                    if new is not item:
+                        setattr(value, name, new)
+        return value
+
+
+def feed_record(
+    adapter: Adapter, line: bytes, lineno: int, escapes: Escapes | None = None
+) -> list[Event]:
+    """Feed one cleaned line (see :func:`clean_line`) to *adapter*; the events it completes.
+
+    A line with a lone UTF-16 surrogate escape is fed as Go reads it (see
+    :class:`Escapes`): with *escapes* given it is remembered there, for the
+    caller to restore what the adapter releases; without, the events of this
+    line are restored at once. A value nested too deep to decode is a
+    :class:`ParseError` for the line.
+    """
+    try:
+        if SURROGATE_ESCAPE.search(line):
+            fixed = go_escapes(line)
+            if fixed is not None:
+                held = escapes if escapes is not None else Escapes()
+                held.add(fixed, line)
+                events = adapter.feed(fixed, lineno)
+                return events if escapes is not None else held.restore(events)
+        return adapter.feed(line, lineno)
+    except RecursionError:
+        raise _depth_error(adapter, lineno) from None
+
+
+def feed_lines(
+    adapter: Adapter,
+    lines: LineBatch,
+    on_white_space: Callable[[int], None] | None = None,
+    escapes: Escapes | None = None,
+) -> list[Event]:
     """Feed a batch of raw lines to *adapter*; return the events they complete.
 
-    Surrounding whitespace (CRLF included) is trimmed, a UTF-8 byte-order mark
-    on line 1 is tolerated, and blank lines are passed over: they carry no
-    record, so they count toward line numbers only.
+    Each line is read by :func:`clean_line` and fed by :func:`feed_record`;
+    blank lines are passed over (they count toward line numbers only) and lines
+    of only Unicode white space are reported to *on_white_space*. The events
+    get the bytes of rewritten escapes back (from *escapes*, when the caller
+    keeps them across batches).
     """
+    held = escapes if escapes is not None else Escapes()
     out: list[Event] = []
     extend = out.extend
-    feed = adapter.feed
     try:
         for lineno, raw in lines:
-            line = raw.strip()
-            if lineno == 1 and line.startswith(_BOM):
-                line = line[3:].strip()
+            line = clean_line(raw, lineno)
             if line:
-                extend(feed(line, lineno))
+                extend(feed_record(adapter, line, lineno, held))
+            elif line is None and on_white_space is not None:
+                on_white_space(lineno)
     except ParseError as exc:
-        exc.partial = out
+        exc.partial = held.restore(out)
         raise
-    return out
+    return held.restore(out)
 
+
+#: How long a line holding a NUL byte may grow before it is given up as binary data.
+PENDING_NUL_LIMIT: Final = 1 << 20
 
 #: Most events one batch of end-of-input events holds (an adapter that must see the
 #: whole file, such as Antigravity's step sort, emits everything at the end).
 FINAL_BATCH_EVENTS: Final = 4096
 
 
-def _final_batches(events: list[Event], adapter: Adapter) -> Iterator[list[Event]]:
+def _final_batches(
+    events: list[Event], adapter: Adapter, escapes: Escapes
+) -> Iterator[list[Event]]:
     """The events of the last lines and of ``adapter.finish()``, in bounded batches.
 
     An adapter that releases a whole transcript at the end offers ``drain()``,
@@ -69,12 +220,17 @@ def _final_batches(events: list[Event], adapter: Adapter) -> Iterator[list[Event
     bounded.
     """
     drain: Callable[[], Iterable[Event]] = getattr(adapter, "drain", adapter.finish)
-    for ev in drain():
-        events.append(ev)
-        if len(events) >= FINAL_BATCH_EVENTS:
-            yield events
-            events = []
-    yield events
+    try:
+        for ev in drain():
+            events.append(ev)
+            if len(events) >= FINAL_BATCH_EVENTS:
+                yield escapes.restore(events)
+                events = []
+    except RecursionError:
+        error = _depth_error(adapter, 0)
+        error.partial = escapes.restore(events)
+        raise error from None
+    yield escapes.restore(events)
 
 
 @dataclass
@@ -94,6 +250,29 @@ class Conversion:
     #: The regular file being read, if it is one: an adapter that sorts the whole
     #: file first (``is_presorted``) may then be proven unneeded to, by a first read.
     path: str | None = None
+    #: Lines that held only Unicode white space (U+00A0, U+2028 …): passed over as
+    #: blank, as the reference does, and counted here (not in the report).
+    white_space_lines: int = 0
+    _escapes: Escapes = field(default_factory=Escapes, repr=False)
+
+    def _white_space(self, lineno: int) -> None:
+        self.white_space_lines += 1
+
+    def _lines(self, adapter: Adapter, lines: LineBatch) -> list[Event]:
+        return feed_lines(adapter, lines, self._white_space, self._escapes)
+
+    def _check_pending(self, adapter: Adapter, splitter: LineSplitter) -> None:
+        # A record never holds a raw NUL byte: a long line with one is binary
+        # data, and waiting for its end could mean reading gigabytes into memory.
+        if splitter.pending_nul and splitter.pending > PENDING_NUL_LIMIT:
+            raise ParseError(
+                adapter.name,
+                f"a line of more than {PENDING_NUL_LIMIT >> 20} MiB holding NUL bytes: "
+                "binary data, not a record",
+                line=splitter.lineno + 1,
+                version=adapter.version,
+                last_checked=adapter.last_checked,
+            )
 
     def _start(self, head: bytes) -> Adapter:
         if not head:
@@ -135,11 +314,13 @@ class Conversion:
                     adapter = self._start(chunk)
                 lines = splitter.push(chunk)
                 if lines:
-                    yield Batch(feed_lines(adapter, lines), splitter.lineno)
+                    yield Batch(self._lines(adapter, lines), splitter.lineno)
+                self._check_pending(adapter, splitter)
             if adapter is None:
                 adapter = self._start(b"")
             tail = splitter.flush()
-            for events in _final_batches(feed_lines(adapter, tail) if tail else [], adapter):
+            last = self._lines(adapter, tail) if tail else []
+            for events in _final_batches(last, adapter, self._escapes):
                 yield Batch(events, splitter.lineno)
         except ParseError as exc:
             error = self._error(exc)
@@ -159,11 +340,13 @@ class Conversion:
                     adapter = self._start(chunk)
                 lines = splitter.push(chunk)
                 if lines:
-                    yield Batch(feed_lines(adapter, lines), splitter.lineno)
+                    yield Batch(self._lines(adapter, lines), splitter.lineno)
+                self._check_pending(adapter, splitter)
             if adapter is None:
                 adapter = self._start(b"")
             tail = splitter.flush()
-            for events in _final_batches(feed_lines(adapter, tail) if tail else [], adapter):
+            last = self._lines(adapter, tail) if tail else []
+            for events in _final_batches(last, adapter, self._escapes):
                 yield Batch(events, splitter.lineno)
         except ParseError as exc:
             error = self._error(exc)
@@ -198,7 +381,7 @@ def _is_presorted(
             return False
         with open(path, "rb") as f:
             return check(_lines(f), options)
-    except OSError:
+    except (OSError, RecursionError):
         return False
 
 
@@ -216,15 +399,19 @@ def source_name(source: str | os.PathLike[str]) -> str:
     return "<stdin>" if source == "-" else os.fspath(source)
 
 
-def open_chunks(source: str | os.PathLike[str], head: bytes = b"") -> AsyncIterator[bytes]:
+def open_chunks(
+    source: str | os.PathLike[str], head: bytes = b"", stream: BinaryIO | None = None
+) -> AsyncIterator[bytes]:
     """The async chunk source for a path or ``"-"``.
 
-    *head* is stdin's first bytes where routing already read them (see
+    *head* is the first bytes of stdin (or of the FIFO or device open as
+    *stream*) where routing already read them (see
     :func:`agentminutes.pipeline.documents.route`); they are yielded first.
     """
+    chunks = aiter_chunks(source, stream=stream)
     if not head:
-        return aiter_chunks(source)
-    return _prefixed(head, aiter_chunks(source))
+        return chunks
+    return _prefixed(head, chunks)
 
 
 async def _prefixed(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
@@ -233,10 +420,18 @@ async def _prefixed(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[by
         yield chunk
 
 
-def open_sync_chunks(path: str | os.PathLike[str]) -> Iterator[bytes]:
-    """The sync chunk source for a path."""
+def open_sync_chunks(
+    path: str | os.PathLike[str], head: bytes = b"", stream: BinaryIO | None = None
+) -> Iterator[bytes]:
+    """The sync chunk source for a path (*head* and *stream* as for :func:`open_chunks`)."""
     from agentminutes.pipeline.sources import open_error
 
+    if stream is not None:
+        with stream:
+            if head:
+                yield head
+            yield from iter_chunks(stream)
+        return
     target = os.fspath(path)
     err = open_error(target)
     if err is not None:

@@ -33,7 +33,7 @@ import zipfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Final
+from typing import BinaryIO, Final
 
 import msgspec
 
@@ -50,10 +50,11 @@ from agentminutes.harness import (
     detect,
     document_adapter_class,
     is_document_adapter,
+    sniff_safely,
 )
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.conversion import Conversion, open_chunks, source_name
-from agentminutes.pipeline.sources import open_error
+from agentminutes.pipeline.sources import is_stream, open_error
 from agentminutes.schema import Event
 
 __all__ = (
@@ -159,6 +160,8 @@ class OpenedDocument:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as exc:
             raise SourceError(f"{self.name}: cannot open the database: {exc}") from None
+        except UnicodeDecodeError:  # a damaged schema, its message not even UTF-8
+            raise SourceError(f"{self.name}: cannot open the database: damaged schema") from None
         return conn
 
     def release(self) -> None:
@@ -190,13 +193,16 @@ def _uri_path(path: str) -> str:
 class Route:
     """Where a source goes: a document and its adapter, or the line pipeline.
 
-    For stdin the head was consumed while routing; a line transcript gets it
-    back as ``head``, to be put in front of the rest of the stream.
+    For stdin, a FIFO or a device the head was consumed while routing; a line
+    transcript gets it back as ``head``, to be put in front of the rest of the
+    stream. A FIFO or device is read through ``stream``, opened once here
+    (opening it again would wait for a writer that has gone).
     """
 
     document: OpenedDocument | None = None
     adapter: type[DocumentAdapter] | None = None
     head: bytes = b""
+    stream: BinaryIO | None = None
 
 
 def route(source: str | os.PathLike[str], harness: str = "auto") -> Route:
@@ -213,12 +219,25 @@ def route(source: str | os.PathLike[str], harness: str = "auto") -> Route:
         if named is None:
             return Route()  # a line harness (or an unknown name the line path reports)
     if source == "-":
-        head = _read_stdin(SNIFF_BYTES)
+        head = _read_fd(sys.stdin.buffer.fileno(), SNIFF_BYTES)
         kind = container_of(head)
         if kind is None and not _json_document(head, named):
             return Route(head=head)
-        data = head + _read_stdin(-1)
+        data = head + _read_fd(sys.stdin.buffer.fileno(), -1)
         doc = OpenedDocument("<stdin>", kind or "json", data=data)
+    elif is_stream(os.fspath(source)):
+        path = os.fspath(source)
+        try:
+            stream = open(path, "rb", buffering=0)  # noqa: SIM115 (handed on, or read whole)
+        except OSError as exc:
+            raise SourceError(f"{path}: {exc.strerror or exc}") from None
+        head = _read_fd(stream.fileno(), SNIFF_BYTES)
+        kind = container_of(head)
+        if kind is None and not _json_document(head, named):
+            return Route(head=head, stream=stream)
+        with stream:
+            data = head + _read_fd(stream.fileno(), -1)
+        doc = OpenedDocument(path, kind or "json", data=data)
     else:
         path = os.fspath(source)
         err = open_error(path)
@@ -276,7 +295,7 @@ def pick(
     for cls in candidates:
         if doc.container not in cls.containers:
             continue
-        conf = cls.sniff(head)
+        conf = sniff_safely(cls, head)
         if conf > best_conf:
             best, best_conf = cls, conf
     if best is None:
@@ -306,13 +325,13 @@ def _zip_member(doc: OpenedDocument, candidates: list[type[DocumentAdapter]]) ->
     return min(found, key=lambda n: (n.count("/"), n))
 
 
-def _read_stdin(limit: int) -> bytes:
-    """Read up to *limit* bytes (``-1``: all) from stdin's descriptor, unbuffered.
+def _read_fd(fd: int, limit: int) -> bytes:
+    """Read up to *limit* bytes (``-1``: all) from descriptor *fd*, unbuffered.
 
-    The line pipeline reads stdin from the descriptor too, so bytes read here
-    and handed back as a route's head are never read twice or lost.
+    The line pipeline reads stdin (or the FIFO) from the descriptor too, so
+    bytes read here and handed back as a route's head are never read twice or
+    lost.
     """
-    fd = sys.stdin.buffer.fileno()
     parts: list[bytes] = []
     size = 0
     while limit < 0 or size < limit:
@@ -414,6 +433,8 @@ class Feed:
 
     batches: AsyncIterator[Batch]
     skipped: Callable[[], dict[str, int]]
+    #: Lines of only Unicode white space passed over (complete with ``skipped``).
+    white_space: Callable[[], int] = field(default=lambda: 0)
 
 
 def single_session(source: str | os.PathLike[str], conversation: str | None) -> None:
@@ -453,7 +474,11 @@ def feeds(
         single_session(source, conversation)
         path = None if source == "-" else os.fspath(source)
         conv = Conversion(name=source_name(source), harness=harness, options=options, path=path)
-        yield Feed(conv.batches(open_chunks(source, found.head)), lambda: conv.skipped)
+        yield Feed(
+            conv.batches(open_chunks(source, found.head, found.stream)),
+            lambda: conv.skipped,
+            lambda: conv.white_space_lines,
+        )
         return
     assert found.adapter is not None
     docs = DocumentConversion(found.document, found.adapter, options)

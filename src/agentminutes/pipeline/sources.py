@@ -10,9 +10,10 @@ files.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
-from typing import IO, Final
+from typing import IO, BinaryIO, Final
 
 from agentminutes.errors import SourceError
 
@@ -21,6 +22,7 @@ __all__ = (
     "LineBatch",
     "LineSplitter",
     "aiter_chunks",
+    "is_stream",
     "iter_chunks",
     "open_error",
 )
@@ -40,13 +42,15 @@ class LineSplitter:
     point a follower saves.
     """
 
-    __slots__ = ("_pending", "_pending_len", "lineno", "offset")
+    __slots__ = ("_pending", "_pending_len", "lineno", "offset", "pending_nul")
 
     def __init__(self, *, lineno: int = 0, offset: int = 0) -> None:
         self.lineno = lineno
         self.offset = offset
         self._pending: list[bytes] = []
         self._pending_len = 0
+        #: Whether the incomplete last line holds a NUL byte (no record does).
+        self.pending_nul = False
 
     @property
     def pending(self) -> int:
@@ -62,6 +66,7 @@ class LineSplitter:
         if not parts:
             self._pending.append(last)
             self._pending_len += len(last)
+            self.pending_nul = self.pending_nul or b"\x00" in last
             return []
         completed = self._pending_len + len(chunk) - len(last)
         if self._pending:
@@ -69,6 +74,7 @@ class LineSplitter:
             parts[0] = b"".join(self._pending)
         self._pending = [last] if last else []
         self._pending_len = len(last)
+        self.pending_nul = b"\x00" in last
         first = self.lineno + 1
         self.lineno += len(parts)
         self.offset += completed
@@ -81,6 +87,7 @@ class LineSplitter:
         line = b"".join(self._pending)
         self._pending = []
         self._pending_len = 0
+        self.pending_nul = False
         self.lineno += 1
         self.offset += len(line)
         return [(self.lineno, line)]
@@ -103,6 +110,19 @@ def open_error(path: str) -> SourceError | None:
     return None
 
 
+def is_stream(path: str) -> bool:
+    """Whether *path* is read as a stream: a FIFO, a device, a socket (not a file or folder).
+
+    A stream can be read once: whatever is read of it to detect the format
+    must be handed on, not read again.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def iter_chunks(stream: IO[bytes], *, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     """Yield the bytes of a finished binary stream in large chunks."""
     while chunk := stream.read(chunk_bytes):
@@ -110,15 +130,27 @@ def iter_chunks(stream: IO[bytes], *, chunk_bytes: int = CHUNK_BYTES) -> Iterato
 
 
 async def aiter_chunks(
-    source: str | os.PathLike[str], *, chunk_bytes: int = CHUNK_BYTES
+    source: str | os.PathLike[str],
+    *,
+    chunk_bytes: int = CHUNK_BYTES,
+    stream: BinaryIO | None = None,
 ) -> AsyncIterator[bytes]:
-    """Yield the bytes of a finished file, or of stdin when *source* is ``"-"``, in large chunks."""
+    """Yield the bytes of a finished file, or of stdin when *source* is ``"-"``, in large chunks.
+
+    *stream*, when given, is *source* already open (a FIFO or device that was
+    read from to route it); it is read to its end and closed.
+    """
     import aiofiles  # here, not at the top: follow starts faster without it
 
-    if source == "-":
-        async with aiofiles.open(sys.stdin.buffer.fileno(), "rb", closefd=False) as f:
-            while chunk := await f.read(chunk_bytes):
-                yield chunk
+    if source == "-" or stream is not None:
+        fd = sys.stdin.buffer.fileno() if stream is None else stream.fileno()
+        try:
+            async with aiofiles.open(fd, "rb", closefd=False) as f:
+                while chunk := await f.read(chunk_bytes):
+                    yield chunk
+        finally:
+            if stream is not None:
+                stream.close()
         return
     target = os.fspath(source)
     err = open_error(target)

@@ -65,7 +65,8 @@ def sync_feeds(
         conv = Conversion(
             name=source_name(path), harness=harness, options=options, path=os.fspath(path)
         )
-        yield conv.iter_batches(open_sync_chunks(path)), lambda: conv.skipped
+        chunks = open_sync_chunks(path, found.head, found.stream)
+        yield conv.iter_batches(chunks), lambda: conv.skipped
         return
     for feed in feeds(path, harness, options, conversation, every=every):
         yield drive(feed.batches), feed.skipped

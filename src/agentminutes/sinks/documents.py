@@ -17,7 +17,7 @@ from agentminutes.schema.summary import StatsBuilder
 
 if TYPE_CHECKING:
     pass
-from agentminutes.sinks.encoding import append_jsonl, one_line
+from agentminutes.sinks.encoding import append_jsonl, format_json, one_line
 
 __all__ = (
     "JsonlSink",
@@ -75,7 +75,7 @@ class SessionJsonSink:
         data = self._encoder.encode(obj)
         if not self._indent:
             return one_line(data)
-        data = msgspec.json.format(data, indent=self._indent)
+        data = format_json(data, self._indent)
         pad = b"\n" + b" " * (self._indent * depth)
         return data.replace(b"\n", pad)
 

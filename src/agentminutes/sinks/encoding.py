@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = (
     "append_jsonl",
     "encode_event",
+    "format_json",
     "jsonl_encoder",
     "one_line",
 )
@@ -29,10 +30,29 @@ def encode_event(event: Event) -> bytes:
     return _encoder.encode(event)
 
 
+def format_json(data: bytes, indent: int) -> bytes:
+    """*data* (encoded JSON) re-indented by *indent* spaces (0: on one line).
+
+    Verbatim JSON copied from a transcript may hold what msgspec's tokenizer
+    rejects although JSON allows it: a lone UTF-16 surrogate escape
+    (``\\ud800``), which the reference copies as it was and so do we. Such a
+    document is re-indented by Python's parser instead, which keeps the escape.
+    """
+    try:
+        return msgspec.json.format(data, indent=indent)
+    except msgspec.DecodeError:
+        import json
+
+        value = json.loads(data)
+        if indent:
+            return json.dumps(value, indent=indent).encode()
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
 def one_line(data: bytes) -> bytes:
     """*data* (encoded JSON) on one line: verbatim payloads cut from a pretty-printed
     source may hold newlines between tokens, which JSONL cannot carry."""
-    return msgspec.json.format(data, indent=0) if b"\n" in data else data
+    return format_json(data, 0) if b"\n" in data else data
 
 
 def append_jsonl(

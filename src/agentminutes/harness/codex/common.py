@@ -10,8 +10,8 @@ from typing import Any, Final
 
 from msgspec import Raw
 
-from agentminutes.harness.base import BaseAdapter, ParseOptions, SkipHook
-from agentminutes.harness.codex.records import _decode_raw, _DecodeErrors, _encode, _Usage
+from agentminutes.harness.base import BaseAdapter, ParseOptions, SkipHook, raw_record
+from agentminutes.harness.codex.records import _Usage
 from agentminutes.harness.codex.vocabulary import HARNESS, TOOL_KINDS
 from agentminutes.schema import (
     NO_RAW,
@@ -75,10 +75,7 @@ class CodexCommon(BaseAdapter):
         """
         if not self.options.permissive:
             raise self.error(reason, lineno)
-        try:
-            raw = _decode_raw(line)
-        except _DecodeErrors:
-            raw = Raw(_encode(line.decode("utf-8", "replace")))
+        raw = raw_record(line)
         return Event(
             kind=EventKind.UNKNOWN,
             provenance=Provenance(line=lineno, end_line=lineno),
