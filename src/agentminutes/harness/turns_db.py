@@ -40,6 +40,7 @@ metadata): totals are omitted.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -49,11 +50,13 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._export import as_str, decode_object, first_byte
+from agentminutes.harness._gojson import go_utf8
 from agentminutes.harness.base import (
     BaseDocumentAdapter,
     Confidence,
     ConversationInfo,
     DocumentSession,
+    raw_record,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -96,7 +99,38 @@ _HARNESS_MARKERS: Final = (
 _TABLES: Final = ("turns", "blocks", "turn_block_membership")
 
 
-def _ms_rfc3339(ms: int | None) -> str:
+# SQLite columns hold whatever was written, whatever their declared type: a
+# damaged or hand-made store has text where numbers belong, blobs where text
+# does, invalid UTF-8. Every value read passes through one of these.
+
+
+def _text(value: object) -> str:
+    """A text column's value as text (a blob decoded as Go would, a number written out)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return go_utf8(value)
+    return str(value)
+
+
+def _ms(value: object) -> int | None:
+    """A milliseconds column's value as an integer, or ``None`` when it is not one."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) else None
+    if isinstance(value, (str, bytes)):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _ms_rfc3339(value: object) -> str:
+    ms = _ms(value)
     if ms is None or ms <= 0:
         return ""
     try:
@@ -115,20 +149,20 @@ def _meta_value(meta: dict[str, Raw], key: str) -> str:
 class _Row:
     """One membership row with what deciding about it needs (no payload)."""
 
-    __slots__ = ("block_id", "content_hash", "kind", "ordinal", "role", "tool_id")
+    __slots__ = ("block_id", "content_hash", "kind", "role", "stored", "tool_id")
 
     def __init__(
         self,
-        ordinal: int,
-        block_id: str,
-        content_hash: str,
+        block_id: object,
+        content_hash: object,
         kind: str | None,
         role: str | None,
         tool_id: str | None,
     ) -> None:
-        self.ordinal = ordinal
-        self.block_id = block_id
-        self.content_hash = content_hash
+        #: The block's key as stored (to query it by), and as text.
+        self.stored = (block_id, content_hash)
+        self.block_id = _text(block_id)
+        self.content_hash = _text(content_hash)
         self.kind = kind
         self.role = role or ""
         self.tool_id = tool_id or ""
@@ -177,6 +211,7 @@ class TurnsDBAdapter(BaseDocumentAdapter):
 
     def _connect(self, doc: Document) -> sqlite3.Connection:
         conn = doc.connect()
+        conn.text_factory = _text_of_bytes  # invalid UTF-8 in a text column: U+FFFD, no crash
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         missing = [t for t in _TABLES if t not in names]
         if missing:
@@ -219,13 +254,14 @@ class TurnsDBAdapter(BaseDocumentAdapter):
         listed = []
         for conv_id, first, last in rows:
             title = as_str(decode_object(_raw(titles.get(conv_id))).get("text"))
+            messages = counts.get(conv_id, 0)
             listed.append(
                 ConversationInfo(
-                    id=conv_id,
+                    id=_text(conv_id),
                     title=" ".join(title.split())[:80],
                     created=_ms_rfc3339(first),
                     updated=_ms_rfc3339(last),
-                    messages=counts.get(conv_id, 0),
+                    messages=messages if isinstance(messages, int) else 0,
                 )
             )
         return listed
@@ -233,16 +269,16 @@ class TurnsDBAdapter(BaseDocumentAdapter):
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
         conn = self._connect(doc)
         try:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT conv_id FROM turns GROUP BY conv_id"
+                    " ORDER BY MIN(turn_created_at_ms), conv_id"
+                )
+            ]
             if only is not None:
-                ids = [only]
-            else:
-                ids = [
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT conv_id FROM turns GROUP BY conv_id"
-                        " ORDER BY MIN(turn_created_at_ms), conv_id"
-                    )
-                ]
+                # Queried by the value stored (a number stays a number), chosen by its text.
+                ids = [i for i in ids if _text(i) == only] or [only]
             for conv_id in ids:
                 yield self._session(conn, conv_id)
         except sqlite3.Error as exc:
@@ -252,12 +288,15 @@ class TurnsDBAdapter(BaseDocumentAdapter):
 
     # -- one conversation ------------------------------------------------------
 
-    def _session(self, conn: sqlite3.Connection, conv_id: str) -> DocumentSession:
+    def _session(self, conn: sqlite3.Connection, stored_id: object) -> DocumentSession:
+        conv_id = _text(stored_id)
         skipped = self.begin(conv_id)
-        turns = self._turns(conn, conv_id)
+        turns = self._turns(conn, stored_id)
         state = _State(self, conn)
         n = 0
         for turn in turns:
+            if not turn.snapshots:
+                continue  # a turn listed without a single block: nothing to read
             canonical = turn.canonical()
             state.model = (
                 _meta_value(decode_object(_raw(turn.metadata)), "model") or turn.runtime_key
@@ -294,16 +333,15 @@ class TurnsDBAdapter(BaseDocumentAdapter):
         )
         return DocumentSession(conversation=info, events=[meta, *events], skipped=skipped)
 
-    def _turns(self, conn: sqlite3.Connection, conv_id: str) -> list[_Turn]:
+    def _turns(self, conn: sqlite3.Connection, conv_id: object) -> list[_Turn]:
         turns: dict[tuple[str, str], _Turn] = {}
         for session_id, turn_id, created, metadata, runtime in conn.execute(
             "SELECT session_id, turn_id, turn_created_at_ms, turn_metadata_json, runtime_key"
             " FROM turns WHERE conv_id = ? ORDER BY turn_created_at_ms, session_id, turn_id",
             (conv_id,),
         ):
-            turns[(session_id, turn_id)] = _Turn(
-                turn_id, created or 0, metadata or "", runtime or ""
-            )
+            key = (_text(session_id), _text(turn_id))
+            turns[key] = _Turn(key[1], _ms(created) or 0, _text(metadata), _text(runtime))
         try:
             rows = conn.execute(
                 _MEMBERSHIP.format(tool_id="json_extract(b.payload_json, '$.id')"), (conv_id,)
@@ -315,20 +353,28 @@ class TurnsDBAdapter(BaseDocumentAdapter):
             turn_id,
             phase,
             snap_ms,
-            ordinal,
+            _ordinal,  # the query orders by it
             block_id,
             chash,
             kind,
             role,
             tool_id,
         ) in rows:
-            turn = turns.get((session_id, turn_id))
+            key = (_text(session_id), _text(turn_id))
+            snap = _ms(snap_ms) or 0
+            turn = turns.get(key)
             if turn is None:  # membership of a turn the turns table does not list
-                turn = turns[(session_id, turn_id)] = _Turn(turn_id, snap_ms or 0, "", "")
+                turn = turns[key] = _Turn(key[1], snap, "", "")
             if kind in ("tool_call", "tool_use") and tool_id is None:
                 tool_id = _tool_id(conn, block_id, chash)
-            turn.snapshots.setdefault((snap_ms or 0, phase or ""), []).append(
-                _Row(ordinal, block_id, chash, kind, role, str(tool_id) if tool_id else "")
+            turn.snapshots.setdefault((snap, _text(phase)), []).append(
+                _Row(
+                    block_id,
+                    chash,
+                    None if kind is None else _text(kind),
+                    _text(role),
+                    _text(tool_id),
+                )
             )
         return sorted(turns.values(), key=lambda t: t.created_ms)
 
@@ -344,7 +390,7 @@ _MEMBERSHIP: Final = (
 )
 
 
-def _tool_id(conn: sqlite3.Connection, block_id: str, content_hash: str) -> str:
+def _tool_id(conn: sqlite3.Connection, block_id: object, content_hash: object) -> str:
     row = conn.execute(
         "SELECT payload_json FROM blocks WHERE block_id = ? AND content_hash = ?",
         (block_id, content_hash),
@@ -352,10 +398,21 @@ def _tool_id(conn: sqlite3.Connection, block_id: str, content_hash: str) -> str:
     return as_str(decode_object(_raw(row[0] if row else None)).get("id"))
 
 
-def _raw(text: str | bytes | None) -> Raw | None:
-    if not text:
+def _raw(value: object) -> Raw | None:
+    """A JSON column's value as raw JSON to decode leniently (``None`` when empty)."""
+    if not value:
         return None
-    return Raw(text.encode() if isinstance(text, str) else text)
+    return Raw(value if isinstance(value, bytes) else _text(value).encode())
+
+
+def _raw_json(value: object) -> Raw | None:
+    """A JSON column's value to carry verbatim: itself when it is JSON, else a JSON string."""
+    raw = _raw(value)
+    return None if raw is None else raw_record(bytes(raw))
+
+
+def _text_of_bytes(data: bytes) -> str:
+    return go_utf8(data)
 
 
 class _Run:
@@ -405,9 +462,9 @@ class _State:
         found = self.conn.execute(
             "SELECT payload_json, block_metadata_json, first_seen_at_ms FROM blocks"
             " WHERE block_id = ? AND content_hash = ?",
-            (row.block_id, row.content_hash),
-        ).fetchone()
-        payload_raw = _raw(found[0]) or Raw(b"{}")
+            row.stored,
+        ).fetchone() or (None, None, None)
+        payload_raw = _raw_json(found[0]) or Raw(b"{}")
         payload = decode_object(payload_raw)
         block_meta = decode_object(_raw(found[1]))
         ts = _ms_rfc3339(found[2])
