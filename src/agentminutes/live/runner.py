@@ -2,7 +2,7 @@
 
 This is what ``agentminutes follow`` runs. Progress goes into the state file
 only for batches the sink has taken (for the socket sink: that the collector
-accepted), and an output file is fsynced before each state save, so a state
+acknowledged, or the kernel accepted), and an output file is fsynced before each state save, so a state
 file never claims more than was delivered.
 
 Signals: the first SIGINT or SIGTERM stops the follower (it reads what is on
@@ -140,16 +140,28 @@ async def open_sink(
         finally:
             await sink.aclose()
         return
-    try:
-        buffer_bytes = int(options.get("buffer", 4 << 20))
-    except ValueError:
-        from agentminutes.errors import UsageError
-
-        raise UsageError(f"--to {spec}: buffer must be a number of bytes") from None
+    buffer_bytes = int(options.get("buffer") or 4 << 20)
+    ack = bool(options.get("ack"))
+    encode_ids = encode.encode_with_ids if isinstance(encode, EnvelopeEncoder) else None
     async with SocketSink(
-        where, encode, on_delivered=on_delivered, notice=notice, buffer_bytes=buffer_bytes
+        where,
+        encode,
+        on_delivered=on_delivered,
+        notice=notice,
+        buffer_bytes=buffer_bytes,
+        ack=ack,
+        encode_ids=encode_ids,
     ) as socket_sink:
         yield socket_sink
+
+
+def wants_envelopes(spec: str) -> bool:
+    """Whether the sink *spec* names needs envelopes even for one transcript.
+
+    An acknowledging collector names event ids, which envelopes carry.
+    """
+    kind, _, options = parse_sink_spec(spec)
+    return kind in ("tcp", "unix") and bool(options.get("ack"))
 
 
 class _Progress:
@@ -207,7 +219,7 @@ async def run_follow(
     for batch in delivered:
         progress.events += len(batch.events)
         progress.delivered(batch.mark)
-    encode = envelope_encoder() if follower.multi else jsonl_encoder()
+    encode = envelope_encoder() if follower.multi or wants_envelopes(to) else jsonl_encoder()
     sink_cm: AbstractAsyncContextManager[_FollowSink] = open_sink(
         to, encode, on_delivered=progress.delivered, notice=notice
     )
@@ -246,7 +258,8 @@ async def run_follow(
         notice(text)
     if undelivered:
         raise SourceError(
-            f"{to}: stopped with {undelivered} bytes the collector had not accepted"
+            f"{to}: stopped with {undelivered} bytes the collector had not "
+            + ("acknowledged" if isinstance(sink, SocketSink) and sink.ack else "accepted")
             + ("; they are sent again from the state file next time" if state else "")
         )
     return 0

@@ -1,8 +1,9 @@
 """The sink protocol: ``send(batch)`` returns once the batch is taken; ``aclose()`` flushes.
 
 A sink with ``deferred = True`` (the socket client) takes batches into a bounded buffer
-and reports each batch's mark through its ``on_delivered`` callback once the collector
-has accepted it; checkpoints follow those reports instead.
+and reports each batch's mark through its ``on_delivered`` callback, in order, once the
+collector has it (acknowledged it, or without acknowledgements once the kernel accepted
+it); checkpoints follow those reports instead.
 """
 
 from __future__ import annotations

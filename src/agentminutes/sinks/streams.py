@@ -99,12 +99,17 @@ class FileSink:
             self._fd = -1
 
 
+#: The options a socket address takes after ``?``.
+SOCKET_OPTIONS = ("buffer", "ack")
+
+
 def parse_sink_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     """Split a ``--to`` value into ``(kind, where, options)``.
 
     Kinds: ``stdout`` (``-``), ``file`` (``file:PATH``), ``tcp``
     (``tcp://HOST:PORT``) and ``unix`` (``unix:PATH``); socket addresses take
-    ``?buffer=BYTES``.
+    ``?buffer=BYTES`` and ``?ack=1`` (the collector acknowledges, see
+    :mod:`agentminutes.sinks.sockets`), joined with ``&``.
     """
     if spec in ("", "-", "stdout"):
         return "stdout", "", {}
@@ -119,7 +124,20 @@ def parse_sink_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     options: dict[str, str] = {}
     for part in filter(None, query.split("&")):
         key, _, value = part.partition("=")
+        if key not in SOCKET_OPTIONS:
+            raise UsageError(
+                f"--to {spec}: unknown option {key!r} (a socket takes "
+                + ", ".join(f"{k}=" for k in SOCKET_OPTIONS)
+                + ")"
+            )
         options[key] = value
+    if "buffer" in options and not options["buffer"].isdigit():
+        raise UsageError(f"--to {spec}: buffer must be a number of bytes")
+    if "ack" in options:
+        flag = options["ack"].lower()
+        if flag not in ("", "1", "0", "true", "false", "yes", "no", "on", "off"):
+            raise UsageError(f"--to {spec}: ack must be 1 or 0")
+        options["ack"] = "1" if flag in ("", "1", "true", "yes", "on") else ""
     if where.startswith("tcp://"):
         _socket_target(where)
         return "tcp", where, options
