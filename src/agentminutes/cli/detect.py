@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 
 from agentminutes.errors import DetectError, SourceError
-from agentminutes.pipeline.detect import detect_source, read_head
+from agentminutes.pipeline.detect import detect, detect_source, read_head
 
 __all__ = ("detect_command",)
 
 
 def detect_command(transcript: str) -> None:
     """Print ``harness<TAB>certain|possible`` for *transcript*."""
+    if transcript != "-" and os.path.isdir(transcript):  # a folder source (a Cline task …)
+        print("\t".join(detect(transcript)))
+        return
     head = read_head(transcript)
     name = "<stdin>" if transcript == "-" else os.fspath(transcript)
     if not head:

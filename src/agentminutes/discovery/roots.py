@@ -8,7 +8,7 @@ a user may have several config directories, or none yet.
 
 Each harness's relocation variable is honoured (``CLAUDE_CONFIG_DIR``, also a
 comma-separated list; ``CODEX_HOME``; ``COPILOT_HOME``; ``GEMINI_CLI_HOME``;
-``PI_CODING_AGENT_DIR``; ``QWEN_RUNTIME_DIR`` or ``QWEN_HOME``). With none of them
+``PI_CODING_AGENT_DIR``; ``QWEN_RUNTIME_DIR`` or ``QWEN_HOME``; ``XDG_DATA_HOME``). With none of them
 set, the first root of each harness
 is the reference CLI's default root. *Archive* roots hold finished sessions
 (Codex moves archived rollouts to ``archived_sessions/``): discovery searches
@@ -111,6 +111,13 @@ def _qwen_roots(env: Mapping[str, str]) -> list[Path]:
     return [base / "projects", base / "tmp"]
 
 
+def _opencode_roots(env: Mapping[str, str]) -> list[Path]:
+    # XDG_DATA_HOME (default ~/.local/share) holds opencode/ and the Kilo fork's kilo/.
+    data = env.get("XDG_DATA_HOME", "").strip()
+    base = Path(data).expanduser() if data else _home(env) / ".local" / "share"
+    return [base / "opencode", base / "kilo"]
+
+
 #: Every harness with a known transcript location, by harness name.
 ROOTS: dict[str, HarnessRoot] = {
     r.harness: r
@@ -126,6 +133,8 @@ ROOTS: dict[str, HarnessRoot] = {
         # <project>/chats/session-<time>-<id>.jsonl, chats/<session id>/<subagent id>.jsonl
         HarnessRoot("gemini-cli", _gemini_roots, ("*.jsonl",)),
         # --<cwd>--/<time>_<id>.jsonl
+        # opencode.db (opencode-stable.db, kilo.db); older storage/ and project/*/storage/ trees
+        HarnessRoot("opencode", _opencode_roots, ("*.db",)),
         HarnessRoot("pi", _pi_roots, ("*.jsonl",)),
         # projects/<sanitized cwd>/chats/<id>.jsonl; older tmp/<hash>/chats/session-*.json
         HarnessRoot("qwen-code", _qwen_roots, ("*.jsonl", "session-*.json")),

@@ -193,6 +193,14 @@ class Document(Protocol):
         """A read-only connection to the database."""
         ...
 
+    def entries(self, rel: str = "") -> list[tuple[str, bool]]:
+        """A folder source's entries under *rel*: ``(name, is_dir)``, by name; ``[]`` if none."""
+        ...
+
+    def read(self, rel: str) -> bytes | None:
+        """The bytes of the file at *rel* in a folder source, or ``None`` where there is none."""
+        ...
+
 
 @runtime_checkable
 class DocumentAdapter(Protocol):
@@ -335,10 +343,36 @@ class BaseDocumentAdapter(BaseAdapter):
 
     ``skipped`` holds the skip counts of the conversation being parsed (reset
     by :meth:`begin`); errors name the conversation and the record.
+
+    Formats that come as a folder of files (container ``"folder"``: a Cline
+    task folder, an OpenCode storage tree) also grade a folder by the names in
+    it (:meth:`sniff_folder`) and say which folder a member file belongs to
+    (:meth:`folder_of`); databases whose schema may not be in the file's head
+    yet (a WAL database before its first checkpoint) are graded by their table
+    names (:meth:`sniff_tables`).
     """
 
     containers: ClassVar[frozenset[str]] = frozenset()
     zip_member: ClassVar[str] = ""
+
+    @classmethod
+    def sniff_folder(cls, names: frozenset[str]) -> Confidence:
+        """Grade a folder holding entries *names* (a folder source's top level)."""
+        return Confidence.NO_MATCH
+
+    @classmethod
+    def sniff_tables(cls, tables: frozenset[str]) -> Confidence:
+        """Grade an SQLite database by the names of its tables."""
+        return Confidence.NO_MATCH
+
+    @classmethod
+    def folder_of(cls, path: str, head: bytes) -> tuple[str, str] | None:
+        """For a member file at *path* (head *head*): its folder source and conversation id.
+
+        ``None`` when the file is a document of its own. The conversation id is
+        ``""`` where the file does not single one out.
+        """
+        return None
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)

@@ -24,6 +24,12 @@ def detect(source: str | os.PathLike[str]) -> tuple[str, str]:
         SourceError: the transcript cannot be read.
     """
     path = os.fspath(source)
+    if os.path.isdir(path):  # a folder source (a Cline task, an OpenCode storage tree)
+        from agentminutes.pipeline.documents import route
+
+        found = route(path)
+        assert found.adapter is not None
+        return found.adapter.name, str(Confidence.CERTAIN)
     head = read_head(path)
     if not head:
         raise SourceError(f"{path}: empty input, not a transcript")

@@ -2,8 +2,11 @@
 
 Line transcripts stream through :class:`~agentminutes.pipeline.conversion.Conversion`.
 Some sources are not lines: a ChatGPT or claude.ai data export (one JSON
-array of conversations, alone or inside the export ZIP) and a Pinocchio
-``turns.db``. They are routed here before any line splitting happens:
+array of conversations, alone or inside the export ZIP), an SQLite database
+(a Pinocchio ``turns.db``, an OpenCode ``opencode.db``) and folders of JSON
+documents (a Cline task folder, an OpenCode storage tree; a member file of
+one stands for its folder). They are routed here before any line splitting
+happens:
 
 * :func:`route` looks at the source's head (a ZIP's ``PK\\x03\\x04``,
   SQLite's ``SQLite format 3\\0``, otherwise what detection makes of the
@@ -132,6 +135,8 @@ class OpenedDocument:
         """The payload's first bytes, for detection (a ZIP member is not inflated whole)."""
         if self._payload is not None:
             return self._payload[:SNIFF_BYTES]
+        if self.container == "folder":
+            return b""
         if self.container == "zip":
             try:
                 with self._zip() as zf, zf.open(self.member) as f:
@@ -146,23 +151,60 @@ class OpenedDocument:
             return f.read(SNIFF_BYTES)
 
     def connect(self) -> sqlite3.Connection:
-        """A read-only connection to the database (stdin bytes are loaded into memory)."""
+        """A read-only connection to the database (stdin bytes are loaded into memory).
+
+        See :func:`connect_readonly` for how a database in WAL mode is opened
+        without writing anything beside it.
+        """
         if self.container != "sqlite":
             raise UsageError(f"{self.name}: not an SQLite database")
         try:
             if self.path is not None:
-                uri = "file:" + _uri_path(os.path.abspath(self.path)) + "?mode=ro"
-                conn = sqlite3.connect(uri, uri=True)
+                conn = connect_readonly(self.path)
             else:
                 assert self.data is not None
                 conn = sqlite3.connect(":memory:")
                 conn.deserialize(self.data)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise SourceError(f"{self.name}: cannot open the database: {exc}") from None
         except UnicodeDecodeError:  # a damaged schema, its message not even UTF-8
             raise SourceError(f"{self.name}: cannot open the database: damaged schema") from None
         return conn
+
+    def entries(self, rel: str = "") -> list[tuple[str, bool]]:
+        """A folder source's entries under *rel*: ``(name, is_dir)`` in name order."""
+        if self.container != "folder" or self.path is None:
+            return []
+        try:
+            with os.scandir(os.path.join(self.path, rel)) as it:
+                found = [(e.name, e.is_dir()) for e in it if not e.name.startswith(".")]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            raise SourceError(f"{os.path.join(self.path, rel)}: cannot list: {exc}") from None
+        return sorted(found)
+
+    def read(self, rel: str) -> bytes | None:
+        """The bytes of the file at *rel* in a folder source (``None`` where there is none)."""
+        if self.container != "folder" or self.path is None:
+            return None
+        path = os.path.join(self.path, rel)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if data.startswith(_BOM):
+            data = data[3:]
+        if data.find(b"\n", 0, _content_end(data)) >= 0:
+            # Pretty-printed: compacted (text-level, numbers untouched) so verbatim
+            # values copied into events carry no line breaks into JSONL output.
+            with contextlib.suppress(msgspec.DecodeError):  # invalid: the adapter says so
+                data = msgspec.json.format(data, indent=0)
+        return data
 
     def release(self) -> None:
         """Drop the cached payload."""
@@ -189,6 +231,68 @@ def _uri_path(path: str) -> str:
     return quote(path.replace(os.sep, "/"))
 
 
+def connect_readonly(path: str) -> sqlite3.Connection:
+    """Open the database at *path* read-only, writing nothing beside it.
+
+    A database in WAL mode keeps its newest commits in ``<db>-wal``, indexed
+    by ``<db>-shm``, until a checkpoint copies them into the file; a reader
+    sees the whole database only through both. SQLite creates the two files
+    beside the database when a reader opens it without them, so:
+
+    * a database in rollback-journal mode: ``mode=ro`` (a reader creates no file);
+    * WAL mode with no WAL file, or an empty one (no harness has the database
+      open, or it has written nothing since the last checkpoint): the file is
+      opened ``immutable`` — no locks, no ``-shm``, nothing created;
+    * a WAL with commits and its ``-shm`` (the harness is running): opened
+      ``mode=ro`` the way SQLite readers share a database with its writer —
+      the reader never blocks the writer, and keeps each read short so
+      checkpoints are not held back;
+    * a WAL without ``-shm`` (a writer that crashed): the database and its WAL
+      are copied to a private temporary folder and the copy is read.
+    """
+    path = os.path.abspath(path)
+    uri = "file:" + _uri_path(path)
+    wal, shm = path + "-wal", path + "-shm"
+    try:
+        wal_size = os.path.getsize(wal)
+    except OSError:
+        wal_size = 0
+    if not _is_wal_mode(path):
+        return sqlite3.connect(uri + "?mode=ro", uri=True)
+    if wal_size <= _WAL_HEADER:
+        return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True)
+    if os.path.exists(shm):
+        return sqlite3.connect(uri + "?mode=ro", uri=True)
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="agentminutes-db-")
+    copy = os.path.join(folder, os.path.basename(path))
+    shutil.copyfile(wal, copy + "-wal")
+    shutil.copyfile(path, copy)
+    try:
+        conn = sqlite3.connect(copy)
+        conn.execute("PRAGMA query_only = 1")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL now
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the connection keeps the files it opened
+    return conn
+
+
+#: A WAL file this size or smaller holds no frames (the WAL header is 32 bytes).
+_WAL_HEADER: Final = 32
+
+
+def _is_wal_mode(path: str) -> bool:
+    """Whether the database header says WAL (file format versions 2 at offsets 18 and 19)."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    return len(header) == 20 and header[18] == 2 and header[19] == 2
+
+
 @dataclass
 class Route:
     """Where a source goes: a document and its adapter, or the line pipeline.
@@ -203,6 +307,8 @@ class Route:
     adapter: type[DocumentAdapter] | None = None
     head: bytes = b""
     stream: BinaryIO | None = None
+    #: The conversation a member file of a folder source stands for ("" for none).
+    conversation: str = ""
 
 
 def route(source: str | os.PathLike[str], harness: str = "auto") -> Route:
@@ -240,6 +346,8 @@ def route(source: str | os.PathLike[str], harness: str = "auto") -> Route:
         doc = OpenedDocument(path, kind or "json", data=data)
     else:
         path = os.fspath(source)
+        if os.path.isdir(path):
+            return _folder_route(path, named)
         err = open_error(path)
         if err is not None:
             raise err
@@ -251,9 +359,61 @@ def route(source: str | os.PathLike[str], harness: str = "auto") -> Route:
         kind = container_of(head)
         if kind is None and not _json_document(head, named):
             return Route()
+        if kind is None:
+            member = _member_route(path, head, named)
+            if member is not None:
+                return member
         doc = OpenedDocument(path, kind or "json", path=path)
     cls, _ = pick(doc, named)
     return Route(document=doc, adapter=cls)
+
+
+def _folder_adapters(named: type[DocumentAdapter] | None) -> list[type[DocumentAdapter]]:
+    candidates = [named] if named is not None else list(DOCUMENT_ADAPTERS)
+    return [c for c in candidates if "folder" in c.containers]
+
+
+def _folder_route(path: str, named: type[DocumentAdapter] | None) -> Route:
+    """A folder given as the source: the folder format that claims it, or an error."""
+    try:
+        with os.scandir(path) as it:
+            names = frozenset(e.name for e in it)
+    except OSError as exc:
+        raise SourceError(f"{path}: {exc.strerror or exc}") from None
+    best: type[DocumentAdapter] | None = None
+    best_conf = Confidence.NO_MATCH
+    for cls in _folder_adapters(named):
+        conf = getattr(cls, "sniff_folder", lambda _n: Confidence.NO_MATCH)(names)
+        if conf > best_conf:
+            best, best_conf = cls, conf
+    if best is None:
+        if named is not None and named.name not in {c.name for c in _folder_adapters(None)}:
+            raise SourceError(f"{path}: is a directory, not a {named.name} source")
+        raise SourceError(
+            f"{path}: is a directory, and not a session folder of a known format"
+            " (a Cline task folder, an OpenCode storage tree)"
+        )
+    return Route(document=OpenedDocument(path, "folder", path=path), adapter=best)
+
+
+def _member_route(path: str, head: bytes, named: type[DocumentAdapter] | None) -> Route | None:
+    """A file that belongs to a folder source (a Cline task's ``ui_messages.json`` …)."""
+    if named is not None:
+        candidates = _folder_adapters(named)
+    else:
+        try:
+            cls, _ = detect(head)
+        except DetectError:
+            return None
+        candidates = _folder_adapters(None) if is_document_adapter(cls) else []
+        candidates = [c for c in candidates if c is cls]
+    for cls in candidates:
+        found = getattr(cls, "folder_of", lambda _p, _h: None)(os.path.abspath(path), head)
+        if found is not None:
+            folder, conversation = found
+            doc = OpenedDocument(folder, "folder", path=folder)
+            return Route(document=doc, adapter=cls, conversation=conversation)
+    return None
 
 
 def container_of(head: bytes) -> str | None:
@@ -298,6 +458,16 @@ def pick(
         conf = sniff_safely(cls, head)
         if conf > best_conf:
             best, best_conf = cls, conf
+    if best_conf < Confidence.CERTAIN and doc.container == "sqlite" and doc.path is not None:
+        # The schema may not be in the file yet (a WAL database before its first
+        # checkpoint keeps it in the -wal): grade the tables SQLite lists.
+        tables = _table_names(doc)
+        for cls in candidates:
+            sniff_tables = getattr(cls, "sniff_tables", None)
+            if doc.container in cls.containers and sniff_tables is not None:
+                conf = sniff_tables(tables)
+                if conf > best_conf:
+                    best, best_conf = cls, conf
     if best is None:
         tried = ", ".join(c.name for c in candidates if doc.container in c.containers)
         what = f"{doc.container} member {doc.member}" if doc.member else f"{doc.container} file"
@@ -306,6 +476,20 @@ def pick(
             f"(tried {tried}); pass --harness explicitly"
         )
     return best, best_conf
+
+
+def _table_names(doc: OpenedDocument) -> frozenset[str]:
+    try:
+        conn = doc.connect()
+    except SourceError:
+        return frozenset()
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    except sqlite3.Error:
+        return frozenset()
+    finally:
+        conn.close()
+    return frozenset(str(r[0]) for r in rows)
 
 
 def _zip_member(doc: OpenedDocument, candidates: list[type[DocumentAdapter]]) -> str:
@@ -482,7 +666,7 @@ def feeds(
         return
     assert found.adapter is not None
     docs = DocumentConversion(found.document, found.adapter, options)
-    chosen = None if every else docs.resolve(conversation)
+    chosen = None if every else docs.resolve(conversation or found.conversation or None)
     for session in docs.sessions(chosen):
         yield Feed(_one(session.events), partial(dict, session.skipped))
         if not every:

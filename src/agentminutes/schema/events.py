@@ -124,7 +124,10 @@ class TokenUsage(_Struct, kw_only=True):
     """Token accounting for one assistant API message, or a session sum.
 
     ``total_prompt_tokens`` is only set on sums (``totals``): every prompt token
-    billed, fresh or cached. ``extra`` keeps harness-specific usage fields
+    billed, fresh or cached. ``cost`` is the cost the harness itself recorded
+    for the message (in its own currency, USD for OpenCode and Cline), set only
+    by harnesses that record one and summed in the totals; absent, not zero,
+    where nothing recorded it. ``extra`` keeps harness-specific usage fields
     verbatim and is never summed.
     """
 
@@ -133,14 +136,17 @@ class TokenUsage(_Struct, kw_only=True):
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
     total_prompt_tokens: int = 0
+    cost: float | None = None
     extra: dict[str, Raw] | None = None
 
     def add(self, other: TokenUsage) -> None:
-        """Accumulate *other*'s counts into this usage (``extra`` is not merged)."""
+        """Accumulate *other*'s counts (and cost) into this usage (``extra`` is not merged)."""
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cache_read_input_tokens += other.cache_read_input_tokens
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
+        if other.cost is not None:
+            self.cost = other.cost if self.cost is None else self.cost + other.cost
 
 
 class Provenance(_Struct, kw_only=True):

@@ -68,6 +68,7 @@ PROMPT_RULES: Final[Mapping[str, str]] = MappingProxyType(
         "claude-code": "all",
         "codex": "input",
         "gemini-cli": "all",
+        "opencode": "all",
         "pi": "all",
         "qwen-code": "all",
     }
@@ -94,6 +95,7 @@ def with_prompt_total(usage: TokenUsage, harness: str) -> TokenUsage:
         cache_read_input_tokens=usage.cache_read_input_tokens,
         cache_creation_input_tokens=usage.cache_creation_input_tokens,
         total_prompt_tokens=prompt,
+        cost=usage.cost,
     )
 
 

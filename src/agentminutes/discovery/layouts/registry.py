@@ -9,6 +9,7 @@ from agentminutes.discovery.layouts.codex import CodexLocator
 from agentminutes.discovery.layouts.copilot import CopilotLocator
 from agentminutes.discovery.layouts.documents import DocumentLocator
 from agentminutes.discovery.layouts.gemini_cli import GeminiCliLocator
+from agentminutes.discovery.layouts.opencode import OpenCodeLocator
 from agentminutes.discovery.layouts.pi import PiLocator
 from agentminutes.discovery.layouts.qwen_code import QwenCodeLocator
 
@@ -27,6 +28,7 @@ LOCATORS: dict[str, Locator] = {
         CodexLocator(),
         CopilotLocator(),
         GeminiCliLocator(),
+        OpenCodeLocator(),
         PiLocator(),
         QwenCodeLocator(),
     )
