@@ -11,7 +11,10 @@ every transcript the manifest lists. For each file it runs detection and a stric
 conversion through the library (no ``--permissive``) and counts the events by
 kind; a file fails when it raises or yields ``unknown`` events, and with
 ``--require-messages`` also when a session has no user or no assistant message
-(otherwise that is only noted: some real sessions hold none). The last line is the
+(otherwise that is only noted: some real sessions hold none). An SQLite database's
+``-wal`` or ``-shm`` file is checked by reading its database, as SQLite reads them
+together. A file inside a folder source (a Cline task's ``ui_messages.json``, a file of
+an OpenCode storage tree) converts as the session of its folder. The last line is the
 summary; the exit status is 1 if anything failed.
 """
 
@@ -41,6 +44,12 @@ def rows(corpus: Path, every: bool) -> list[Path]:
 
 
 def check(path: Path, require_messages: bool) -> tuple[bool, str]:
+    for suffix in ("-wal", "-shm"):
+        database = path.with_name(path.name[: -len(suffix)])
+        if path.name.endswith(suffix) and database.is_file():
+            # An SQLite database's WAL or its index: no transcript alone, read with its database.
+            good, text = check(database, require_messages)
+            return good, f"read with its database {database.name}: {text}"
     try:
         harness, confidence = agentminutes.detect(path)
         sessions = list(agentminutes.iter_sessions(path))

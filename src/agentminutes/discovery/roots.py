@@ -59,6 +59,28 @@ def _claude_roots(env: Mapping[str, str]) -> list[Path]:
     return [home / ".claude" / "projects", home / ".config" / "claude" / "projects"]
 
 
+#: VS Code and its forks, whose global storage holds the extensions' task folders.
+_EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+#: Cline and its forks, by extension id.
+_CLINE_EXTENSIONS = ("saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline", "kilocode.kilo-code")
+
+
+def _cline_roots(env: Mapping[str, str]) -> list[Path]:
+    # The CLI keeps tasks in ~/.cline/data/tasks; the extensions in each editor's globalStorage.
+    home = _home(env)
+    config = env.get("XDG_CONFIG_HOME", "").strip()
+    bases = [Path(config).expanduser() if config else home / ".config"]
+    bases.append(home / "Library" / "Application Support")
+    if env.get("APPDATA", "").strip():
+        bases.append(Path(env["APPDATA"]))
+    roots = [home / ".cline" / "data" / "tasks"]
+    for base in bases:
+        for editor in _EDITORS:
+            for ext in _CLINE_EXTENSIONS:
+                roots.append(base / editor / "User" / "globalStorage" / ext / "tasks")
+    return roots
+
+
 def _codex_home(env: Mapping[str, str]) -> Path:
     codex_home = env.get("CODEX_HOME", "").strip()
     return Path(codex_home).expanduser() if codex_home else _home(env) / ".codex"
@@ -127,6 +149,8 @@ ROOTS: dict[str, HarnessRoot] = {
         # <project>/<session>.jsonl, <project>/<session>/subagents/**/agent-*.jsonl
         HarnessRoot("claude-code", _claude_roots, ("*.jsonl",)),
         # YYYY/MM/DD/rollout-<time>-<id>.jsonl; archived: rollout-<time>-<id>.jsonl
+        # <task id>/{api_conversation_history,ui_messages,task_metadata}.json
+        HarnessRoot("cline", _cline_roots, ("ui_messages.json", "api_conversation_history.json")),
         HarnessRoot("codex", _codex_roots, ("rollout-*.jsonl",), _codex_archives),
         # <session>/events.jsonl (+ workspace.yaml, checkpoints/ …)
         HarnessRoot("copilot", _copilot_roots, ("*.jsonl",), _copilot_archives),

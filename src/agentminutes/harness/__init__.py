@@ -73,6 +73,7 @@ REGISTRY: Final[tuple[tuple[str, str], ...]] = (
 DOCUMENT_REGISTRY: Final[tuple[tuple[str, str], ...]] = (
     ("chatgpt", "agentminutes.harness.chatgpt:ChatGPTAdapter"),
     ("claude-ai", "agentminutes.harness.claude_ai:ClaudeAIAdapter"),
+    ("cline", "agentminutes.harness.cline:ClineAdapter"),
     ("opencode", "agentminutes.harness.opencode:OpenCodeAdapter"),
     ("turns-db", "agentminutes.harness.turns_db:TurnsDBAdapter"),
 )

@@ -555,7 +555,9 @@ class OpenCodeAdapter(BaseDocumentAdapter):
         session = ""
         if rest[:2] == ["session", "info"] or (rest[:1] == ["session"] and len(rest) == 3):
             session = stem
-        elif (rest[:2] == ["session", "message"] and len(rest) == 4) or (rest[:2] == ["session", "part"] and len(rest) == 5):
+        elif (rest[:2] == ["session", "message"] and len(rest) == 4) or (
+            rest[:2] == ["session", "part"] and len(rest) == 5
+        ):
             session = rest[2]
         elif rest[:1] == ["message"] and len(rest) == 3:
             session = rest[1]

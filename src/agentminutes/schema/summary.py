@@ -66,6 +66,7 @@ def tool_interactions(events: Iterable[Event]) -> list[ToolInteraction]:
 PROMPT_RULES: Final[Mapping[str, str]] = MappingProxyType(
     {
         "claude-code": "all",
+        "cline": "all",
         "codex": "input",
         "gemini-cli": "all",
         "opencode": "all",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentminutes.discovery.layouts.antigravity import AntigravityLocator
 from agentminutes.discovery.layouts.base import Locator
 from agentminutes.discovery.layouts.claude_code import ClaudeCodeLocator
+from agentminutes.discovery.layouts.cline import ClineLocator
 from agentminutes.discovery.layouts.codex import CodexLocator
 from agentminutes.discovery.layouts.copilot import CopilotLocator
 from agentminutes.discovery.layouts.documents import DocumentLocator
@@ -25,6 +26,7 @@ LOCATORS: dict[str, Locator] = {
     for loc in (
         AntigravityLocator(),
         ClaudeCodeLocator(),
+        ClineLocator(),
         CodexLocator(),
         CopilotLocator(),
         GeminiCliLocator(),

@@ -1,0 +1,105 @@
+"""Cline, Roo Code, Kilo Code: ``tasks/<task id>/`` folders of JSON documents."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from agentminutes import timestamps
+from agentminutes.discovery.layouts.base import (
+    Item,
+    Locator,
+    ScanContext,
+    SessionRef,
+    is_dir_entry,
+    is_dir_path,
+    join,
+    list_entries,
+    os_cause,
+)
+from agentminutes.errors import AgentminutesError, ScanError
+
+#: The documents of a task folder (the rest of a task folder is checkpoints, context files).
+MEMBERS = ("api_conversation_history.json", "ui_messages.json", "task_metadata.json")
+
+
+class ClineLocator(Locator):
+    """``<root>/<task id>/{api_conversation_history,ui_messages,task_metadata}.json``.
+
+    A root is a ``tasks`` folder (of the extension's global storage, or the
+    CLI's ``~/.cline/data/tasks``); each task folder holding a conversation
+    or UI history is one session, listed with the folder as its ``path``
+    (``convert`` reads the folder). Other files in a task folder are skipped.
+    A root may also be one task folder.
+    """
+
+    harness = "cline"
+    join = "inline"
+
+    def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
+        try:
+            entries = list_entries(root)
+        except OSError as exc:
+            yield self._error(root, exc)
+            return
+        if any(e.name in MEMBERS[:2] for e in entries):
+            yield from self._task(root, entries, ctx)
+            return
+        for e in entries:
+            path = join(root, e.name)
+            if not is_dir_entry(e):
+                ctx.skip(path, "not a task folder")
+                continue
+            try:
+                inner = list_entries(path)
+            except OSError as exc:
+                yield self._error(path, exc)
+                continue
+            yield from self._task(path, inner, ctx)
+
+    def _task(
+        self, folder: str, entries: list[os.DirEntry[str]], ctx: ScanContext
+    ) -> Iterator[Item]:
+        names = {e.name for e in entries}
+        if not names & set(MEMBERS[:2]):
+            ctx.skip_tree(folder, True, "not a task folder")
+            return
+        for e in entries:
+            if e.name not in MEMBERS:
+                ctx.skip_tree(join(folder, e.name), is_dir_entry(e), "not a task document")
+        if ctx.on_file is not None:
+            ctx.on_file(folder)
+        from agentminutes.harness.cline import ClineAdapter
+        from agentminutes.pipeline.documents import OpenedDocument
+
+        try:
+            doc = OpenedDocument(folder, "folder", path=folder)
+            adapter = ClineAdapter()
+            session = next(adapter.sessions(doc))
+            stats = [os.stat(join(folder, n)) for n in MEMBERS if n in names]
+        except OSError as exc:
+            yield ScanError(self.harness, os_cause("stat", folder, exc), folder)
+            return
+        except (AgentminutesError, StopIteration) as exc:
+            yield ScanError(self.harness, str(exc) or "no session", folder)
+            return
+        head = session.events[0]
+        assert head.session_meta is not None
+        ref = SessionRef(
+            meta=head.session_meta,
+            path=folder,
+            started_at=timestamps.normalize(head.timestamp) if head.timestamp else "",
+            mod_time=timestamps.format_local_ns(max(st.st_mtime_ns for st in stats)),
+            size_bytes=sum(st.st_size for st in stats),
+            updated_at=timestamps.normalize(session.conversation.updated)
+            if session.conversation.updated
+            else "",
+        )
+        if not ctx.windowed() or ctx.includes(*ref.window()):
+            yield ref
+
+    def sidecars(self, ref: SessionRef) -> list[str]:
+        """The task's documents (its ``path`` is the folder)."""
+        if not is_dir_path(ref.path):
+            return []
+        return [join(ref.path, n) for n in MEMBERS if os.path.isfile(join(ref.path, n))]
