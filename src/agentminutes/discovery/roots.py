@@ -74,10 +74,12 @@ def _cline_roots(env: Mapping[str, str]) -> list[Path]:
     if env.get("APPDATA", "").strip():
         bases.append(Path(env["APPDATA"]))
     roots = [home / ".cline" / "data" / "tasks"]
-    for base in bases:
-        for editor in _EDITORS:
-            for ext in _CLINE_EXTENSIONS:
-                roots.append(base / editor / "User" / "globalStorage" / ext / "tasks")
+    roots.extend(
+        base / editor / "User" / "globalStorage" / ext / "tasks"
+        for base in bases
+        for editor in _EDITORS
+        for ext in _CLINE_EXTENSIONS
+    )
     return roots
 
 

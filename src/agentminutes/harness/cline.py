@@ -91,7 +91,7 @@ from agentminutes.schema import (
 if TYPE_CHECKING:
     from agentminutes.harness.base import Document
 
-__all__ = ("TOOL_KINDS", "ClineAdapter")
+__all__ = ("TOOL_KINDS", "ClineAdapter", "FolderTail")
 
 HARNESS: Final = "cline"
 
@@ -350,6 +350,10 @@ class ClineAdapter(BaseDocumentAdapter):
         events = builder.build(api, ui, meta_raw)
         info = self.conversations(doc)[0]
         yield DocumentSession(conversation=info, events=events, skipped=skipped)
+
+    def tail(self, doc: Document) -> FolderTail:
+        """Follow the task folder *doc* (see :class:`FolderTail`)."""
+        return FolderTail(self, doc, getattr(doc, "path", None) or doc.name)
 
     def _list(self, doc: Document, member: str) -> list[Raw]:
         data = doc.read(member)
@@ -719,7 +723,8 @@ class _Builder:
             text = m.text or ""
             mid = open_.message_id if open_ is not None else ""
             if kind == "api_req_started":
-                open_ = self._close(open_)
+                self._close(open_)
+                open_ = None
                 try:
                     req: _Request | None = _decode_request(text.encode())
                 except _DECODE_ERRORS:
@@ -733,7 +738,8 @@ class _Builder:
                 kind == "user_feedback" or not task_seen or open_ is None
             ):
                 task_seen = True
-                open_ = self._close(open_)
+                self._close(open_)
+                open_ = None
                 content = [ContentBlock(kind="text", text=text)] if text else []
                 if m.images:
                     content.append(ContentBlock(kind="other", raw=m.images))
@@ -810,7 +816,7 @@ class _Builder:
 
 
 def _request_usage(req: _Request | None) -> TokenUsage | None:
-    if req is None or req.tokens_in is None and req.tokens_out is None:
+    if req is None or (req.tokens_in is None and req.tokens_out is None):
         return None
     return TokenUsage(
         input_tokens=req.tokens_in or 0,
@@ -865,3 +871,89 @@ def _result_content(raw: Raw) -> list[ContentBlock]:
         else:
             out.append(ContentBlock(kind="other", raw=b))
     return out
+
+
+# -- following a task folder -----------------------------------------------------------------
+
+
+class FolderTail:
+    """Follows a task folder whose documents Cline rewrites whole on every change.
+
+    Each :meth:`poll` re-reads the folder when one of its documents changed
+    (size or modification time), converts it as ``convert`` does, and returns
+    the events not written before (known by kind, ids and rank, so a record
+    that moves is not written twice). The events of the last record wait for a
+    later save to show a record after it (Cline rewrites its last message as
+    it streams), or for the stop (:meth:`flush`).
+    """
+
+    def __init__(self, adapter: ClineAdapter, doc: Document, folder: str) -> None:
+        self.adapter = adapter
+        self.doc = doc
+        self.folder = folder
+        self.shown: set[str] = set()
+        self.signature: tuple[tuple[int, int], ...] | None = None
+        self.task = adapter._task_id(doc)
+
+    def watched(self) -> list[str]:
+        """The files whose changes mean a new save."""
+        return [os.path.join(self.folder, m) for m in (API, UI, METADATA)]
+
+    def _stat(self) -> tuple[tuple[int, int], ...]:
+        out = []
+        for path in self.watched():
+            try:
+                st = os.stat(path)
+                out.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append((-1, 0))
+        return tuple(out)
+
+    def poll(self) -> list[tuple[str, list[Event]]]:
+        """The events a new save settled (none while nothing changed)."""
+        signature = self._stat()
+        if signature == self.signature:
+            return []
+        self.signature = signature
+        return [(self.task, self._news(final=False))]
+
+    def flush(self) -> list[tuple[str, list[Event]]]:
+        """At a stop: every event not written yet."""
+        return [(self.task, self._news(final=True))]
+
+    def _news(self, *, final: bool) -> list[Event]:
+        from agentminutes.errors import AgentminutesError
+
+        try:
+            session = next(self.adapter.sessions(self.doc), None)
+        except AgentminutesError:
+            if final:
+                raise
+            return []  # caught mid-rewrite: the next save completes it
+        if session is None:
+            return []
+        events = session.events
+        if not final:
+            lines = [e.provenance.line for e in events if e.provenance is not None]
+            last = max(lines, default=0)
+            events = [e for e in events if e.provenance is None or e.provenance.line != last]
+        out = []
+        rank: dict[str, int] = {}
+        for ev in events:
+            base = "|".join(
+                (
+                    ev.kind,
+                    ev.id,
+                    ev.message_id,
+                    ev.tool_call.tool_call_id if ev.tool_call is not None else "",
+                    ev.tool_result.tool_call_id if ev.tool_result is not None else "",
+                    ev.system.subtype if ev.system is not None else "",
+                    ev.user_message.origin if ev.user_message is not None else "",
+                )
+            )
+            rank[base] = rank.get(base, 0) + 1
+            key = f"{base}|{rank[base]}"
+            if key not in self.shown:
+                self.shown.add(key)
+                out.append(ev)
+        return out

@@ -97,7 +97,14 @@ from agentminutes.schema import (
 if TYPE_CHECKING:
     from agentminutes.harness.base import Document
 
-__all__ = ("TOOL_KINDS", "OpenCodeAdapter", "SessionRow", "build_session", "tree_files")
+__all__ = (
+    "TOOL_KINDS",
+    "DatabaseTail",
+    "OpenCodeAdapter",
+    "SessionRow",
+    "build_session",
+    "tree_files",
+)
 
 HARNESS: Final = "opencode"
 
@@ -595,6 +602,14 @@ class OpenCodeAdapter(BaseDocumentAdapter):
             raise self.error(f"not an OpenCode database: no table {', '.join(missing)}", 0)
         return _Database(conn), conn
 
+    def tail(self, doc: Document) -> DatabaseTail:
+        """Follow the database *doc* as OpenCode writes it (see :class:`DatabaseTail`)."""
+        if getattr(doc, "container", "") != "sqlite":
+            raise self.error(
+                "only the database is followed; a storage tree is not written any more", 0
+            )
+        return DatabaseTail(self, doc.connect, getattr(doc, "path", None) or doc.name)
+
     def session_rows(self, doc: Document) -> list[SessionRow]:
         """The sessions of *doc* as stored (for ``sessions``: identity without parsing)."""
         store, conn = self._store(doc)
@@ -1032,3 +1047,237 @@ def tree_files(info_path: str, session_id: str) -> list[str]:
         except OSError:
             continue
     return found
+
+
+# -- following a live database ---------------------------------------------------------------
+
+
+class DatabaseTail:
+    """Follows an OpenCode database as OpenCode writes it: new and changed rows, per session.
+
+    Each :meth:`poll` opens the database read-only (as :func:`connect_readonly`
+    in the pipeline does: nothing is written beside it, OpenCode is never
+    blocked), reads the rows inserted since the last poll (by ``rowid``, which
+    SQLite assigns in increasing order) and re-reads only the rows that may
+    still change: the parts of messages not finished yet, and those messages.
+    The database is never read whole again. Each changed session is rebuilt
+    from the rows kept in memory with the same rules as ``convert``, and the
+    events not written before are returned, in order, up to the first one that
+    is not settled yet (a message still streaming, a tool still running).
+    """
+
+    def __init__(self, adapter: OpenCodeAdapter, connect: Any, path: str) -> None:
+        self.adapter = adapter
+        self.path = path
+        #: Opens a fresh read-only connection (a callable, so each poll sees new commits).
+        self.connect = connect
+        self.sessions: dict[str, SessionRow] = {}
+        self.messages: dict[str, dict[str, Row]] = {}
+        self.parts: dict[str, dict[str, Row]] = {}
+        self.last_rowid = {"session": 0, "message": 0, "part": 0}
+        #: Ids of messages that may still change (not completed).
+        self.open: set[str] = set()
+        self.shown: dict[str, set[str]] = {}
+
+    def watched(self) -> list[str]:
+        """The files whose changes mean new commits: the database and its WAL."""
+        return [self.path, self.path + "-wal"]
+
+    def poll(self) -> list[tuple[str, list[Event]]]:
+        """The events that became settled since the last poll, per session id."""
+        conn = self.connect()
+        try:
+            changed = self._read(conn)
+        finally:
+            conn.close()
+        return [(sid, self._news(sid, final=False)) for sid in sorted(changed)]
+
+    def flush(self) -> list[tuple[str, list[Event]]]:
+        """At a stop: every event not written yet, settled or not."""
+        return [(sid, self._news(sid, final=True)) for sid in sorted(self.sessions)]
+
+    # -- reading ----------------------------------------------------------------------
+
+    def _read(self, conn: sqlite3.Connection) -> set[str]:
+        changed: set[str] = set()
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(session)")}
+        parent = "parent_id" if "parent_id" in cols else "NULL"
+        for rowid, sid, pid, directory, title, version, created, updated in conn.execute(
+            f"SELECT rowid, id, {parent}, directory, title, version, time_created, time_updated"
+            " FROM session WHERE rowid > ? ORDER BY rowid",
+            (self.last_rowid["session"],),
+        ):
+            self.last_rowid["session"] = max(self.last_rowid["session"], rowid)
+            self.sessions[sid] = SessionRow(
+                id=sid,
+                parent_id=pid or "",
+                directory=directory or "",
+                title=title or "",
+                version=version or "",
+                created_ms=int(created or 0),
+                updated_ms=int(updated or 0),
+            )
+            self.messages.setdefault(sid, {})
+            changed.add(sid)
+        reopen = sorted(self.open)
+        rows = list(
+            conn.execute(
+                "SELECT rowid, id, session_id, time_created, data FROM message WHERE rowid > ?"
+                " ORDER BY rowid",
+                (self.last_rowid["message"],),
+            )
+        )
+        for chunk in _chunks(reopen):
+            marks = ",".join("?" * len(chunk))
+            rows += conn.execute(
+                f"SELECT rowid, id, session_id, time_created, data FROM message WHERE id IN ({marks})",
+                chunk,
+            ).fetchall()
+        for rowid, mid, sid, created, data in rows:
+            self.last_rowid["message"] = max(self.last_rowid["message"], rowid)
+            row = Row(mid, sid, int(created or 0), _bytes(data))
+            before = self.messages.setdefault(sid, {}).get(mid)
+            if before is None or before.data != row.data:
+                changed.add(sid)
+            self.messages[sid][mid] = row
+            if _finished(row.data):
+                self.open.discard(mid)
+            else:
+                self.open.add(mid)
+        for sid in changed:
+            # A session's newest message may still get parts (or have them rewritten).
+            newest = max(
+                self.messages.get(sid, {}).values(),
+                key=lambda m: (m.created_ms, m.id),
+                default=None,
+            )
+            if newest is not None:
+                self.open.add(newest.id)
+        prows = list(
+            conn.execute(
+                "SELECT rowid, id, message_id, session_id, time_created, data FROM part"
+                " WHERE rowid > ? ORDER BY rowid",
+                (self.last_rowid["part"],),
+            )
+        )
+        for chunk in _chunks(reopen):
+            marks = ",".join("?" * len(chunk))
+            prows += conn.execute(
+                "SELECT rowid, id, message_id, session_id, time_created, data FROM part"
+                f" WHERE message_id IN ({marks})",
+                chunk,
+            ).fetchall()
+        for rowid, pid, mid, sid, created, data in prows:
+            self.last_rowid["part"] = max(self.last_rowid["part"], rowid)
+            row = Row(pid, mid, int(created or 0), _bytes(data))
+            before = self.parts.setdefault(mid, {}).get(pid)
+            if before is None or before.data != row.data:
+                changed.add(sid)
+            self.parts[mid][pid] = row
+        return changed & set(self.sessions)
+
+    # -- what is new ------------------------------------------------------------------
+
+    def _news(self, sid: str, *, final: bool) -> list[Event]:
+        row = self.sessions[sid]
+        msgs = sorted(self.messages.get(sid, {}).values(), key=lambda m: (m.created_ms, m.id))
+        rows = [
+            MessageRows(m, sorted(self.parts.get(m.id, {}).values(), key=lambda p: p.id))
+            for m in msgs
+        ]
+        self.adapter.begin(sid)
+        try:
+            events = build_session(self.adapter, row, rows).events
+        except Exception:  # a row caught mid-write: the next commit completes it
+            if not final:
+                return []
+            raise
+        unsettled = set() if final else self._unsettled(rows)
+        shown = self.shown.setdefault(sid, set())
+        out: list[Event] = []
+        rank: dict[str, int] = {}
+        for ev in events:
+            key = _identity(ev, rank)
+            if key in shown:
+                continue
+            if ev.kind != EventKind.SESSION_META and _event_owner(ev) in unsettled:
+                break
+            shown.add(key)
+            out.append(ev)
+        return out
+
+    def _unsettled(self, rows: list[MessageRows]) -> set[str]:
+        """Owners (message ids, part ids) of events that may still change."""
+        out: set[str] = set()
+        for i, m in enumerate(rows):
+            try:
+                msg = _decode_message(m.message.data)
+            except _DECODE_ERRORS:
+                out.add(m.message.id)
+                continue
+            done = _finished(m.message.data)
+            if msg.role == "user":
+                # Its parts are written just after it: settled once the reply has begun.
+                if i == len(rows) - 1:
+                    out.add(m.message.id)
+                continue
+            last_part = _decode_part(m.parts[-1].data).type if m.parts else None
+            # Completed, its parts may still be landing: settled by the step's finish
+            # part, an error, or a later message.
+            done = done and (i < len(rows) - 1 or last_part == "step-finish" or bool(msg.error))
+            if not done:
+                out.add(m.message.id)
+                for p in m.parts:
+                    try:
+                        part = _decode_part(p.data)
+                    except _DECODE_ERRORS:
+                        out.add(p.id)
+                        continue
+                    state = part.state.status if part.state else None
+                    streaming = part.type in ("text", "reasoning") and not (
+                        part.time and part.time.end
+                    )
+                    if streaming or (part.type == "tool" and state in (None, "pending")):
+                        out.add(p.id)
+        return out
+
+
+def _finished(data: bytes) -> bool:
+    """A message that will not change: a user message, or an assistant message completed."""
+    try:
+        msg = _decode_message(data)
+    except _DECODE_ERRORS:
+        return False
+    if msg.role != "assistant":
+        return True
+    return bool((msg.time and msg.time.completed) or msg.error)
+
+
+def _event_owner(ev: Event) -> str:
+    """The message or part an event comes from (what settles it)."""
+    if ev.kind in (EventKind.ASSISTANT_MESSAGE, EventKind.USER_MESSAGE):
+        return ev.id
+    if ev.kind == EventKind.TOOL_RESULT:
+        return ""  # written only once the tool finished
+    return ev.id if ev.kind != EventKind.SYSTEM or not ev.message_id else ev.message_id
+
+
+def _identity(ev: Event, rank: dict[str, int]) -> str:
+    base = "|".join(
+        (
+            ev.kind,
+            ev.id,
+            ev.message_id,
+            ev.tool_call.tool_call_id if ev.tool_call is not None else "",
+            ev.tool_result.tool_call_id if ev.tool_result is not None else "",
+            ev.system.subtype if ev.system is not None else "",
+            ev.user_message.origin if ev.user_message is not None else "",
+        )
+    )
+    rank[base] = rank.get(base, 0) + 1
+    return f"{base}|{rank[base]}"
+
+
+def _chunks(ids: list[str], size: int = 500) -> Iterator[list[str]]:
+    for i in range(0, len(ids), size):
+        yield ids[i : i + size]

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import msgspec
 
@@ -320,11 +320,29 @@ def follow_main(
         raise UsageError("follow writes jsonl: one event per line as it arrives")
     if max_payload_bytes < 0:
         raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
+    parse_sink_spec(to)
+    stages = build_stages(promote=promote or (), max_payload_bytes=max_payload_bytes)
+    # A database or a task folder is followed through its adapter's tail, not line by line.
+    from agentminutes.harness import ParseOptions
+    from agentminutes.live.documents import document_follower
+
+    documents = document_follower(
+        list(targets or ()),
+        harness=harness,
+        state=state,
+        idle_exit=idle_exit,
+        options=ParseOptions(
+            permissive=permissive,
+            keep_raw=keep_raw,
+            harness_version=harness_version,
+            text_form=text_form,
+        ),
+    )
+    if documents is not None:
+        return _run_documents(cast("Follower", documents), stages, to)
     if harness not in ("", "auto"):
         adapter_class(harness)
     found = resolve_targets(targets, harness)
-    parse_sink_spec(to)
-    stages = build_stages(promote=promote or (), max_payload_bytes=max_payload_bytes)
     follower, follow_state = make_follower(
         found,
         harness=harness,
@@ -357,6 +375,22 @@ def follow_main(
         return anyio.run(main)
     except BaseExceptionGroup as group:
         # Task groups wrap what the pipeline raised; the CLI reports the error itself.
+        raise _first_leaf(group) from None
+
+
+def _run_documents(follower: Follower, stages: Sequence[Stage], to: str) -> int:
+    primed = _write_primed(follower) if to == "-" and not stages else []
+
+    async def main() -> int:
+        return await run_follow(
+            follower, stages=stages, to=to, notice=follower.config.notice, delivered=primed
+        )
+
+    import anyio
+
+    try:
+        return anyio.run(main)
+    except BaseExceptionGroup as group:
         raise _first_leaf(group) from None
 
 
