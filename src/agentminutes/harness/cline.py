@@ -378,7 +378,8 @@ class _Response:
         self.usage = usage
         self.first = first
         self.text: list[ContentBlock] = []
-        self.text_end = 0
+        #: The last UI message handled while this response was open (its provenance's end).
+        self.last = first
         self.model = ""
 
 
@@ -508,7 +509,7 @@ class _Builder:
         # the prompt it sends, so its reply lands two entries later.
         by_index = {h + 2: (m, r) for h, m, r in requests}
         replies = 0
-        ts = ""
+        ts = self.events[0].timestamp  # the task's start, until the first request
         for i, raw in enumerate(api):
             n = i + 1
             try:
@@ -567,25 +568,38 @@ class _Builder:
         return out
 
     def _api_user(self, msg: _ApiMessage, raw: Raw, n: int, ts: str) -> None:
+        before = len(self.events)
+        self._api_user_blocks(msg, raw, n, ts)
+        if len(self.events) == before:
+            self.adapter.skip("api/user/empty", n)
+
+    def _api_user_blocks(self, msg: _ApiMessage, raw: Raw, n: int, ts: str) -> None:
         prov = self._prov(raw, n)
         human: list[ContentBlock] = []
         injected: list[ContentBlock] = []
+        #: The tool result being read: older releases sent its header and its
+        #: content as separate text blocks.
+        result: list[ContentBlock] | None = None
         for block, braw in self._blocks(msg, raw, n):
             btype = block.type or ""
             if btype == "text":
                 text = block.text or ""
                 self._cwd_from(text)
                 head = _RESULT_HEAD.match(text)
+                lead = text.lstrip()
                 if head:
                     name = head.group("name") or head.group("refused") or ""
                     cid, cname = self._take_call(name)
                     refused = head.group("refused") is not None
-                    self._result(
-                        cid, cname, [ContentBlock(kind="text", text=text)], refused, ts, prov
-                    )
-                elif text.lstrip().startswith(_HUMAN_TAGS):
+                    result = [ContentBlock(kind="text", text=text)]
+                    self._result(cid, cname, result, refused, ts, prov)
+                elif lead.startswith(_HUMAN_TAGS):
+                    result = None
                     human.append(ContentBlock(kind="text", text=text))
+                elif result is not None and not lead.startswith("<environment_details>"):
+                    result.append(ContentBlock(kind="text", text=text))
                 else:
+                    result = None
                     injected.append(ContentBlock(kind="text", text=text))
             elif btype == "tool_result":
                 cid = block.tool_use_id or ""
@@ -599,7 +613,9 @@ class _Builder:
                     cid, name, _result_content(block.content), bool(block.is_error), ts, prov
                 )
             elif btype == "image":
-                human.append(ContentBlock(kind="image", raw=braw))
+                (result if result is not None else human).append(
+                    ContentBlock(kind="image", raw=braw)
+                )
             else:
                 injected.append(ContentBlock(kind="other", raw=braw))
         for origin, content in ((Origin.HUMAN, human), (Origin.HARNESS, injected)):
@@ -758,7 +774,6 @@ class _Builder:
                     open_ = _Response(f"{self.task}:{n}", ts, None, n)
                 if text:
                     open_.text.append(ContentBlock(kind="text", text=text))
-                    open_.text_end = n
                 if m.model_info is not None and m.model_info.model_id:
                     open_.model = m.model_info.model_id
             elif kind == "reasoning":
@@ -796,6 +811,8 @@ class _Builder:
                 )
             else:
                 self.events.append(self._ui_system(m, raw, n))
+            if open_ is not None:
+                open_.last = n
         self._close(open_)
 
     def _close(self, open_: _Response | None) -> None:
@@ -807,7 +824,7 @@ class _Builder:
                 timestamp=open_.ts,
                 id=open_.message_id,
                 message_id=open_.message_id,
-                provenance=Provenance(line=open_.first, end_line=open_.text_end or open_.first),
+                provenance=Provenance(line=open_.first, end_line=open_.last),
                 assistant_message=AssistantMessage(
                     model=open_.model, content=open_.text or None, usage=open_.usage
                 ),

@@ -30,8 +30,8 @@ folder holding it) is a source; a file inside it stands for its session.
 
 One source holds many sessions: each is a conversation (``--conversation
 ID``, ``--all``). **Records**, for accounting, are numbered from 1 per
-session: the session row, then each message (in creation order) followed by
-its parts (in id order, which is creation order).
+session: each message (in creation order) followed by its parts (in id
+order, which is creation order); the session row is the ``session_meta``.
 
 Mapping decisions:
 
@@ -49,7 +49,8 @@ Mapping decisions:
   finish reason and usage; an ``error`` adds a ``system`` event ``error``.
   ``retry`` and ``patch`` parts are ``system`` events; ``step-start``,
   ``step-finish`` (its tokens and cost are the message's) and ``snapshot``
-  parts are counted skips (``part/<type>``).
+  parts fold into their message: its event's provenance spans the message's
+  record and all of its parts.
 * **Tokens and cost**: ``input`` excludes the cache (``cache.read`` and
   ``cache.write`` are counted apart, as Anthropic does), so the prompt total
   adds them; ``output_tokens`` is ``output`` plus ``reasoning`` unless the
@@ -148,7 +149,7 @@ _PART_TYPES: Final = frozenset(
         "compaction",
     }
 )
-#: Part types counted as skips: bookkeeping whose content is elsewhere.
+#: Part types that are bookkeeping whose content is elsewhere (folded into their message).
 _SKIPPED_PARTS: Final = frozenset({"step-start", "step-finish", "snapshot"})
 #: Tool states after which the tool has a result.
 _FINISHED: Final = frozenset({"completed", "error"})
@@ -686,7 +687,7 @@ class _Builder:
         self.cwd = ""
 
     def session(self, row: SessionRow, messages: list[MessageRows]) -> list[Event]:
-        self.n = 1
+        self.n = 0
         meta = row.meta(self.adapter.options.harness_version)
         raw = row.raw or msgspec.json.encode(
             {
@@ -703,7 +704,7 @@ class _Builder:
             kind=EventKind.SESSION_META,
             timestamp=ms_rfc3339(row.created_ms),
             id=row.id,
-            provenance=self.adapter.record_prov(Raw(raw), 1),
+            provenance=self.adapter.record_prov(Raw(raw), 1) if messages else None,
             session_meta=meta,
         )
         self.events.append(head)
@@ -771,13 +772,13 @@ class _Builder:
     ) -> None:
         human: list[ContentBlock] = []
         injected: list[ContentBlock] = []
-        human_end = injected_start = injected_end = 0
+        injected_start = injected_end = 0
+        start = len(self.events)
         for n, prow, part in parts:
             ptype = part.type
             if ptype == "text":
                 if part.ignored:
-                    self.adapter.skip("part/text/ignored", n)
-                    continue
+                    continue  # shown, never sent: folds into the message
                 block = ContentBlock(kind="text", text=part.text or "")
                 if part.synthetic:
                     injected.append(block)
@@ -785,32 +786,33 @@ class _Builder:
                     injected_end = n
                 else:
                     human.append(block)
-                    human_end = n
             elif ptype == "file":
                 human.append(_file_block(part, prow.data))
-                human_end = n
             elif ptype in _SKIPPED_PARTS:
-                self.adapter.skip(f"part/{ptype}", n)
+                continue  # bookkeeping: folds into the message
             else:
                 self._system_part(part, prow, n, ts)
-        self.events.append(
+        # The prompt first, then what its parts asked for (an agent, a compaction …).
+        self.events.insert(
+            start,
             Event(
                 kind=EventKind.USER_MESSAGE,
                 timestamp=ts,
                 id=mid,
-                provenance=self._prov(raw, first, human_end),
+                provenance=self._prov(raw, first, self.n),
                 user_message=UserMessage(origin=Origin.HUMAN, content=human or None),
-            )
+            ),
         )
         if injected:
-            self.events.append(
+            self.events.insert(
+                start + 1,
                 Event(
                     kind=EventKind.USER_MESSAGE,
                     timestamp=ts,
                     id=mid,
                     provenance=Provenance(line=injected_start, end_line=injected_end),
                     user_message=UserMessage(origin=Origin.HARNESS, content=injected),
-                )
+                ),
             )
 
     def _assistant(
@@ -823,16 +825,11 @@ class _Builder:
         parts: list[tuple[int, Row, _Part]],
     ) -> None:
         blocks: list[ContentBlock] = []
-        text_end = 0
         for n, prow, part in parts:
             ptype = part.type
             if ptype == "text":
-                if part.ignored:
-                    self.adapter.skip("part/text/ignored", n)
-                    continue
-                if part.text:
+                if part.text and not part.ignored:
                     blocks.append(ContentBlock(kind="text", text=part.text))
-                text_end = n
             elif ptype == "reasoning":
                 self.events.append(
                     Event(
@@ -848,10 +845,7 @@ class _Builder:
                 self._tool(mid, part, prow, n, ts)
             elif ptype == "file":
                 blocks.append(_file_block(part, prow.data))
-                text_end = n
-            elif ptype in _SKIPPED_PARTS:
-                self.adapter.skip(f"part/{ptype}", n)
-            else:
+            elif ptype not in _SKIPPED_PARTS:  # bookkeeping parts fold into the message
                 self._system_part(part, prow, n, ts)
         completed = ms_rfc3339(m.time.completed if m.time else None)
         self.events.append(
@@ -860,7 +854,7 @@ class _Builder:
                 timestamp=completed or ts,
                 id=mid,
                 message_id=mid,
-                provenance=self._prov(raw, first, text_end),
+                provenance=self._prov(raw, first, self.n),
                 assistant_message=AssistantMessage(
                     model=m.model_id or "",
                     content=blocks or None,
