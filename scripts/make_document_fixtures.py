@@ -107,92 +107,279 @@ def constructed_database(target: Path) -> None:
     }
     rows = [
         # parent session: a user prompt with a file mention (synthetic content) and an agent part
-        (parent, "msg_u1", {"role": "user", "time": {"created": _ms(1)}, "agent": "build",
-                            "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}}, [
-            ("prt_u1a", {"type": "text", "text": "Fix the failing test in @tests/test_app.py"}),
-            ("prt_u1b", {"type": "text", "synthetic": True,
-                         "text": "Called the Read tool with the following input: "
-                                 "{\"filePath\":\"/home/dev/app/tests/test_app.py\"}"}),
-            ("prt_u1c", {"type": "file", "mime": "text/plain", "filename": "test_app.py",
-                         "url": "file:///home/dev/app/tests/test_app.py"}),
-            ("prt_u1d", {"type": "agent", "name": "explore"}),
-        ]),
-        (parent, "msg_a1", dict(assistant, time={"created": _ms(2), "completed": _ms(9)},
-                                cost=0.0123, tokens=tokens, finish="tool-calls"), [
-            ("prt_a1a", {"type": "step-start", "snapshot": "4b825dc6"}),
-            ("prt_a1b", {"type": "reasoning", "text": "Let a subagent find the test first.",
-                         "time": {"start": _ms(2), "end": _ms(3)}}),
-            ("prt_a1c", {"type": "tool", "tool": "task", "callID": "toolu_task1",
-                         "state": {"status": "completed",
-                                   "input": {"description": "find the test",
-                                             "subagent_type": "explore"},
-                                   "output": "tests/test_app.py::test_add fails",
-                                   "title": "find the test",
-                                   "metadata": {"sessionId": child},
-                                   "time": {"start": _ms(3), "end": _ms(8)}}}),
-            ("prt_a1d", {"type": "tool", "tool": "bash", "callID": "toolu_bash1",
-                         "state": {"status": "error", "input": {"command": "pytest -x"},
-                                   "error": "exit status 1",
-                                   "time": {"start": _ms(8), "end": _ms(9)}}}),
-            ("prt_a1e", {"type": "step-finish", "reason": "tool-calls", "cost": 0.0123,
-                         "tokens": tokens}),
-        ]),
-        (parent, "msg_a2", dict(assistant, time={"created": _ms(21), "completed": _ms(30)},
-                                cost=0.004, finish="stop",
-                                tokens={"input": 80, "output": 60, "reasoning": 0,
-                                        "total": 3140, "cache": {"read": 3000, "write": 0}}), [
-            ("prt_a2a", {"type": "step-start"}),
-            ("prt_a2b", {"type": "retry", "attempt": 1, "time": {"created": _ms(22)},
-                         "error": {"name": "APIError",
-                                   "data": {"message": "Overloaded", "isRetryable": True}}}),
-            ("prt_a2c", {"type": "tool", "tool": "edit", "callID": "toolu_edit1",
-                         "state": {"status": "completed",
-                                   "input": {"filePath": "/home/dev/app/app.py",
-                                             "oldString": "a - b", "newString": "a + b"},
-                                   "output": "Edit applied.", "title": "app.py",
-                                   "metadata": {"diff": "-a - b\n+a + b"},
-                                   "time": {"start": _ms(23), "end": _ms(24)}}}),
-            ("prt_a2d", {"type": "patch", "hash": "9f1c2e", "files": ["/home/dev/app/app.py"]}),
-            ("prt_a2e", {"type": "text", "text": "Fixed: `add` subtracted.",
-                         "time": {"start": _ms(25), "end": _ms(29)}}),
-            ("prt_a2f", {"type": "step-finish", "reason": "stop", "cost": 0.004,
-                         "tokens": {"input": 80, "output": 60, "reasoning": 0,
-                                    "cache": {"read": 3000, "write": 0}}}),
-        ]),
-        (parent, "msg_u2", {"role": "user", "time": {"created": _ms(31)}, "agent": "build",
-                            "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}}, [
-            ("prt_u2a", {"type": "compaction", "auto": True}),
-        ]),
-        (parent, "msg_a3", dict(assistant, time={"created": _ms(32), "completed": _ms(33)},
-                                cost=0, summary=True,
-                                tokens={"input": 0, "output": 0, "reasoning": 0,
-                                        "cache": {"read": 0, "write": 0}},
-                                error={"name": "MessageAbortedError",
-                                       "data": {"message": "The operation was aborted."}}), []),
+        (
+            parent,
+            "msg_u1",
+            {
+                "role": "user",
+                "time": {"created": _ms(1)},
+                "agent": "build",
+                "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"},
+            },
+            [
+                ("prt_u1a", {"type": "text", "text": "Fix the failing test in @tests/test_app.py"}),
+                (
+                    "prt_u1b",
+                    {
+                        "type": "text",
+                        "synthetic": True,
+                        "text": "Called the Read tool with the following input: "
+                        '{"filePath":"/home/dev/app/tests/test_app.py"}',
+                    },
+                ),
+                (
+                    "prt_u1c",
+                    {
+                        "type": "file",
+                        "mime": "text/plain",
+                        "filename": "test_app.py",
+                        "url": "file:///home/dev/app/tests/test_app.py",
+                    },
+                ),
+                ("prt_u1d", {"type": "agent", "name": "explore"}),
+            ],
+        ),
+        (
+            parent,
+            "msg_a1",
+            dict(
+                assistant,
+                time={"created": _ms(2), "completed": _ms(9)},
+                cost=0.0123,
+                tokens=tokens,
+                finish="tool-calls",
+            ),
+            [
+                ("prt_a1a", {"type": "step-start", "snapshot": "4b825dc6"}),
+                (
+                    "prt_a1b",
+                    {
+                        "type": "reasoning",
+                        "text": "Let a subagent find the test first.",
+                        "time": {"start": _ms(2), "end": _ms(3)},
+                    },
+                ),
+                (
+                    "prt_a1c",
+                    {
+                        "type": "tool",
+                        "tool": "task",
+                        "callID": "toolu_task1",
+                        "state": {
+                            "status": "completed",
+                            "input": {"description": "find the test", "subagent_type": "explore"},
+                            "output": "tests/test_app.py::test_add fails",
+                            "title": "find the test",
+                            "metadata": {"sessionId": child},
+                            "time": {"start": _ms(3), "end": _ms(8)},
+                        },
+                    },
+                ),
+                (
+                    "prt_a1d",
+                    {
+                        "type": "tool",
+                        "tool": "bash",
+                        "callID": "toolu_bash1",
+                        "state": {
+                            "status": "error",
+                            "input": {"command": "pytest -x"},
+                            "error": "exit status 1",
+                            "time": {"start": _ms(8), "end": _ms(9)},
+                        },
+                    },
+                ),
+                (
+                    "prt_a1e",
+                    {
+                        "type": "step-finish",
+                        "reason": "tool-calls",
+                        "cost": 0.0123,
+                        "tokens": tokens,
+                    },
+                ),
+            ],
+        ),
+        (
+            parent,
+            "msg_a2",
+            dict(
+                assistant,
+                time={"created": _ms(21), "completed": _ms(30)},
+                cost=0.004,
+                finish="stop",
+                tokens={
+                    "input": 80,
+                    "output": 60,
+                    "reasoning": 0,
+                    "total": 3140,
+                    "cache": {"read": 3000, "write": 0},
+                },
+            ),
+            [
+                ("prt_a2a", {"type": "step-start"}),
+                (
+                    "prt_a2b",
+                    {
+                        "type": "retry",
+                        "attempt": 1,
+                        "time": {"created": _ms(22)},
+                        "error": {
+                            "name": "APIError",
+                            "data": {"message": "Overloaded", "isRetryable": True},
+                        },
+                    },
+                ),
+                (
+                    "prt_a2c",
+                    {
+                        "type": "tool",
+                        "tool": "edit",
+                        "callID": "toolu_edit1",
+                        "state": {
+                            "status": "completed",
+                            "input": {
+                                "filePath": "/home/dev/app/app.py",
+                                "oldString": "a - b",
+                                "newString": "a + b",
+                            },
+                            "output": "Edit applied.",
+                            "title": "app.py",
+                            "metadata": {"diff": "-a - b\n+a + b"},
+                            "time": {"start": _ms(23), "end": _ms(24)},
+                        },
+                    },
+                ),
+                ("prt_a2d", {"type": "patch", "hash": "9f1c2e", "files": ["/home/dev/app/app.py"]}),
+                (
+                    "prt_a2e",
+                    {
+                        "type": "text",
+                        "text": "Fixed: `add` subtracted.",
+                        "time": {"start": _ms(25), "end": _ms(29)},
+                    },
+                ),
+                (
+                    "prt_a2f",
+                    {
+                        "type": "step-finish",
+                        "reason": "stop",
+                        "cost": 0.004,
+                        "tokens": {
+                            "input": 80,
+                            "output": 60,
+                            "reasoning": 0,
+                            "cache": {"read": 3000, "write": 0},
+                        },
+                    },
+                ),
+            ],
+        ),
+        (
+            parent,
+            "msg_u2",
+            {
+                "role": "user",
+                "time": {"created": _ms(31)},
+                "agent": "build",
+                "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"},
+            },
+            [
+                ("prt_u2a", {"type": "compaction", "auto": True}),
+            ],
+        ),
+        (
+            parent,
+            "msg_a3",
+            dict(
+                assistant,
+                time={"created": _ms(32), "completed": _ms(33)},
+                cost=0,
+                summary=True,
+                tokens={"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+                error={
+                    "name": "MessageAbortedError",
+                    "data": {"message": "The operation was aborted."},
+                },
+            ),
+            [],
+        ),
         # the subagent's session
-        (child, "msg_c1", {"role": "user", "time": {"created": _ms(11)}, "agent": "explore",
-                           "model": {"providerID": "anthropic", "modelID": "claude-haiku-4-5"}}, [
-            ("prt_c1a", {"type": "text", "text": "find the test"}),
-            ("prt_c1b", {"type": "subtask", "prompt": "find the test", "description": "find the test",
-                         "agent": "explore"}),
-        ]),
-        (child, "msg_c2", dict(assistant, modelID="claude-haiku-4-5", agent="explore",
-                               time={"created": _ms(12), "completed": _ms(19)}, cost=0.001,
-                               finish="stop",
-                               tokens={"input": 50, "output": 20, "reasoning": 0,
-                                       "cache": {"read": 0, "write": 0}}), [
-            ("prt_c2a", {"type": "step-start"}),
-            ("prt_c2b", {"type": "tool", "tool": "grep", "callID": "toolu_grep1",
-                         "state": {"status": "completed", "input": {"pattern": "def test_add"},
-                                   "output": "tests/test_app.py:3: def test_add():",
-                                   "title": "def test_add", "metadata": {"matches": 1},
-                                   "time": {"start": _ms(13), "end": _ms(14)}}}),
-            ("prt_c2c", {"type": "snapshot", "snapshot": "5d1f"}),
-            ("prt_c2d", {"type": "text", "text": "tests/test_app.py::test_add fails"}),
-            ("prt_c2e", {"type": "step-finish", "reason": "stop", "cost": 0.001,
-                         "tokens": {"input": 50, "output": 20, "reasoning": 0,
-                                    "cache": {"read": 0, "write": 0}}}),
-        ]),
+        (
+            child,
+            "msg_c1",
+            {
+                "role": "user",
+                "time": {"created": _ms(11)},
+                "agent": "explore",
+                "model": {"providerID": "anthropic", "modelID": "claude-haiku-4-5"},
+            },
+            [
+                ("prt_c1a", {"type": "text", "text": "find the test"}),
+                (
+                    "prt_c1b",
+                    {
+                        "type": "subtask",
+                        "prompt": "find the test",
+                        "description": "find the test",
+                        "agent": "explore",
+                    },
+                ),
+            ],
+        ),
+        (
+            child,
+            "msg_c2",
+            dict(
+                assistant,
+                modelID="claude-haiku-4-5",
+                agent="explore",
+                time={"created": _ms(12), "completed": _ms(19)},
+                cost=0.001,
+                finish="stop",
+                tokens={
+                    "input": 50,
+                    "output": 20,
+                    "reasoning": 0,
+                    "cache": {"read": 0, "write": 0},
+                },
+            ),
+            [
+                ("prt_c2a", {"type": "step-start"}),
+                (
+                    "prt_c2b",
+                    {
+                        "type": "tool",
+                        "tool": "grep",
+                        "callID": "toolu_grep1",
+                        "state": {
+                            "status": "completed",
+                            "input": {"pattern": "def test_add"},
+                            "output": "tests/test_app.py:3: def test_add():",
+                            "title": "def test_add",
+                            "metadata": {"matches": 1},
+                            "time": {"start": _ms(13), "end": _ms(14)},
+                        },
+                    },
+                ),
+                ("prt_c2c", {"type": "snapshot", "snapshot": "5d1f"}),
+                ("prt_c2d", {"type": "text", "text": "tests/test_app.py::test_add fails"}),
+                (
+                    "prt_c2e",
+                    {
+                        "type": "step-finish",
+                        "reason": "stop",
+                        "cost": 0.001,
+                        "tokens": {
+                            "input": 50,
+                            "output": 20,
+                            "reasoning": 0,
+                            "cache": {"read": 0, "write": 0},
+                        },
+                    },
+                ),
+            ],
+        ),
     ]
     for sid, mid, data, parts in rows:
         created = data["time"]["created"]
@@ -222,35 +409,98 @@ def constructed_tree(root: Path) -> None:
 
     write(
         f"session/4e8912cc/{sid}.json",
-        {"id": sid, "version": "1.0.85", "projectID": "4e8912cc", "directory": "/home/dev/site",
-         "title": "Add a dark mode toggle", "time": {"created": _ms(100), "updated": _ms(110)}},
+        {
+            "id": sid,
+            "version": "1.0.85",
+            "projectID": "4e8912cc",
+            "directory": "/home/dev/site",
+            "title": "Add a dark mode toggle",
+            "time": {"created": _ms(100), "updated": _ms(110)},
+        },
     )
-    write(f"message/{sid}/msg_t1.json",
-          {"id": "msg_t1", "sessionID": sid, "role": "user", "time": {"created": _ms(101)}})
-    write("part/msg_t1/prt_t1a.json", {"id": "prt_t1a", "sessionID": sid, "messageID": "msg_t1",
-                                        "type": "text", "text": "Add a dark mode toggle"})
-    write(f"message/{sid}/msg_t2.json",
-          {"id": "msg_t2", "sessionID": sid, "role": "assistant", "modelID": "gpt-5",
-           "providerID": "openai", "mode": "build", "cost": 0.02,
-           "path": {"cwd": "/home/dev/site", "root": "/home/dev/site"},
-           "tokens": {"input": 900, "output": 300, "reasoning": 120,
-                      "cache": {"read": 0, "write": 0}},
-           "time": {"created": _ms(102), "completed": _ms(109)}})
-    write("part/msg_t2/prt_t2a.json", {"id": "prt_t2a", "sessionID": sid, "messageID": "msg_t2",
-                                        "type": "step-start"})
-    write("part/msg_t2/prt_t2b.json",
-          {"id": "prt_t2b", "sessionID": sid, "messageID": "msg_t2", "type": "tool",
-           "tool": "write", "callID": "call_w1",
-           "state": {"status": "completed",
-                     "input": {"filePath": "/home/dev/site/theme.js", "content": "export {}"},
-                     "output": "", "title": "theme.js", "metadata": {},
-                     "time": {"start": _ms(103), "end": _ms(104)}}})
-    write("part/msg_t2/prt_t2c.json", {"id": "prt_t2c", "sessionID": sid, "messageID": "msg_t2",
-                                        "type": "text", "text": "Added `theme.js`."})
-    write("part/msg_t2/prt_t2d.json",
-          {"id": "prt_t2d", "sessionID": sid, "messageID": "msg_t2", "type": "step-finish",
-           "cost": 0.02, "tokens": {"input": 900, "output": 300, "reasoning": 120,
-                                    "cache": {"read": 0, "write": 0}}})
+    write(
+        f"message/{sid}/msg_t1.json",
+        {"id": "msg_t1", "sessionID": sid, "role": "user", "time": {"created": _ms(101)}},
+    )
+    write(
+        "part/msg_t1/prt_t1a.json",
+        {
+            "id": "prt_t1a",
+            "sessionID": sid,
+            "messageID": "msg_t1",
+            "type": "text",
+            "text": "Add a dark mode toggle",
+        },
+    )
+    write(
+        f"message/{sid}/msg_t2.json",
+        {
+            "id": "msg_t2",
+            "sessionID": sid,
+            "role": "assistant",
+            "modelID": "gpt-5",
+            "providerID": "openai",
+            "mode": "build",
+            "cost": 0.02,
+            "path": {"cwd": "/home/dev/site", "root": "/home/dev/site"},
+            "tokens": {
+                "input": 900,
+                "output": 300,
+                "reasoning": 120,
+                "cache": {"read": 0, "write": 0},
+            },
+            "time": {"created": _ms(102), "completed": _ms(109)},
+        },
+    )
+    write(
+        "part/msg_t2/prt_t2a.json",
+        {"id": "prt_t2a", "sessionID": sid, "messageID": "msg_t2", "type": "step-start"},
+    )
+    write(
+        "part/msg_t2/prt_t2b.json",
+        {
+            "id": "prt_t2b",
+            "sessionID": sid,
+            "messageID": "msg_t2",
+            "type": "tool",
+            "tool": "write",
+            "callID": "call_w1",
+            "state": {
+                "status": "completed",
+                "input": {"filePath": "/home/dev/site/theme.js", "content": "export {}"},
+                "output": "",
+                "title": "theme.js",
+                "metadata": {},
+                "time": {"start": _ms(103), "end": _ms(104)},
+            },
+        },
+    )
+    write(
+        "part/msg_t2/prt_t2c.json",
+        {
+            "id": "prt_t2c",
+            "sessionID": sid,
+            "messageID": "msg_t2",
+            "type": "text",
+            "text": "Added `theme.js`.",
+        },
+    )
+    write(
+        "part/msg_t2/prt_t2d.json",
+        {
+            "id": "prt_t2d",
+            "sessionID": sid,
+            "messageID": "msg_t2",
+            "type": "step-finish",
+            "cost": 0.02,
+            "tokens": {
+                "input": 900,
+                "output": 300,
+                "reasoning": 120,
+                "cache": {"read": 0, "write": 0},
+            },
+        },
+    )
 
 
 def trim_task(source: Path, target: Path, keep: int | None) -> None:
@@ -282,63 +532,161 @@ def constructed_xml_task(target: Path) -> None:
     target.mkdir(parents=True)
     env = "<environment_details>\n# Current Working Directory (/home/dev/tool) Files\nmain.py\n</environment_details>"
     api = [
-        {"role": "user", "content": [{"type": "text", "text": "<task>\nRename foo to bar in main.py\n</task>"},
-                                     {"type": "text", "text": env}]},
-        {"role": "assistant", "content": [{"type": "text", "text":
-            "<thinking>Read the file first.</thinking>\n<read_file>\n<path>main.py</path>\n</read_file>"}]},
-        {"role": "user", "content": [{"type": "text", "text": "[read_file for 'main.py'] Result:"},
-                                     {"type": "text", "text": "def foo():\n    return 1\n"},
-                                     {"type": "text", "text": env}]},
-        {"role": "assistant", "content": [{"type": "text", "text":
-            "<replace_in_file>\n<path>main.py</path>\n<diff>\n------- SEARCH\ndef foo():\n=======\ndef bar():\n+++++++ REPLACE\n</diff>\n</replace_in_file>"}]},
-        {"role": "user", "content": [{"type": "text", "text":
-            "Tool [replace_in_file for 'main.py'] was not executed because the user denied it."},
-                                     {"type": "text", "text": "<feedback>\nalso update the callers\n</feedback>"}]},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "Updating the callers too."},
-            {"type": "tool_use", "id": "toolu_x1", "name": "execute_command",
-             "input": {"command": "grep -rn foo .", "requires_approval": False}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x1",
-                                      "content": [{"type": "text", "text": "main.py:1:def foo():"}]}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<task>\nRename foo to bar in main.py\n</task>"},
+                {"type": "text", "text": env},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "<thinking>Read the file first.</thinking>\n<read_file>\n<path>main.py</path>\n</read_file>",
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[read_file for 'main.py'] Result:"},
+                {"type": "text", "text": "def foo():\n    return 1\n"},
+                {"type": "text", "text": env},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "<replace_in_file>\n<path>main.py</path>\n<diff>\n------- SEARCH\ndef foo():\n=======\ndef bar():\n+++++++ REPLACE\n</diff>\n</replace_in_file>",
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "Tool [replace_in_file for 'main.py'] was not executed because the user denied it.",
+                },
+                {"type": "text", "text": "<feedback>\nalso update the callers\n</feedback>"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Updating the callers too."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_x1",
+                    "name": "execute_command",
+                    "input": {"command": "grep -rn foo .", "requires_approval": False},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_x1",
+                    "content": [{"type": "text", "text": "main.py:1:def foo():"}],
+                }
+            ],
+        },
     ]
     base = 1767000000000
 
     def req(i: int, h: int, cost: float) -> dict[str, object]:
-        text = json.dumps({"request": "<task>…</task>" if i == 0 else "[tool] Result: …",
-                           "tokensIn": 12 + i, "tokensOut": 80 + i, "cacheWrites": 900,
-                           "cacheReads": 4000 * i, "cost": cost})
-        return {"ts": base + 1000 * (3 * i + 1), "type": "say", "say": "api_req_started",
-                "text": text, "conversationHistoryIndex": h}
+        text = json.dumps(
+            {
+                "request": "<task>…</task>" if i == 0 else "[tool] Result: …",
+                "tokensIn": 12 + i,
+                "tokensOut": 80 + i,
+                "cacheWrites": 900,
+                "cacheReads": 4000 * i,
+                "cost": cost,
+            }
+        )
+        return {
+            "ts": base + 1000 * (3 * i + 1),
+            "type": "say",
+            "say": "api_req_started",
+            "text": text,
+            "conversationHistoryIndex": h,
+        }
 
     ui = [
-        {"ts": base, "type": "say", "say": "text", "text": "Rename foo to bar in main.py",
-         "conversationHistoryIndex": -1},
+        {
+            "ts": base,
+            "type": "say",
+            "say": "text",
+            "text": "Rename foo to bar in main.py",
+            "conversationHistoryIndex": -1,
+        },
         req(0, -1, 0.0112),
-        {"ts": base + 2000, "type": "say", "say": "tool",
-         "text": json.dumps({"tool": "readFile", "path": "main.py"}), "conversationHistoryIndex": 0},
+        {
+            "ts": base + 2000,
+            "type": "say",
+            "say": "tool",
+            "text": json.dumps({"tool": "readFile", "path": "main.py"}),
+            "conversationHistoryIndex": 0,
+        },
         req(1, 1, 0.0051),
-        {"ts": base + 5000, "type": "ask", "ask": "tool",
-         "text": json.dumps({"tool": "editedExistingFile", "path": "main.py", "diff": "…"}),
-         "conversationHistoryIndex": 2},
-        {"ts": base + 6000, "type": "say", "say": "user_feedback", "text": "also update the callers",
-         "conversationHistoryIndex": 2},
+        {
+            "ts": base + 5000,
+            "type": "ask",
+            "ask": "tool",
+            "text": json.dumps({"tool": "editedExistingFile", "path": "main.py", "diff": "…"}),
+            "conversationHistoryIndex": 2,
+        },
+        {
+            "ts": base + 6000,
+            "type": "say",
+            "say": "user_feedback",
+            "text": "also update the callers",
+            "conversationHistoryIndex": 2,
+        },
         {"ts": base + 6500, "type": "say", "say": "api_req_retried", "conversationHistoryIndex": 3},
         req(2, 3, 0.0047),
-        {"ts": base + 8000, "type": "say", "say": "command", "text": "grep -rn foo .",
-         "conversationHistoryIndex": 4},
-        {"ts": base + 8500, "type": "ask", "ask": "command_output", "text": "main.py:1:def foo():",
-         "conversationHistoryIndex": 4},
+        {
+            "ts": base + 8000,
+            "type": "say",
+            "say": "command",
+            "text": "grep -rn foo .",
+            "conversationHistoryIndex": 4,
+        },
+        {
+            "ts": base + 8500,
+            "type": "ask",
+            "ask": "command_output",
+            "text": "main.py:1:def foo():",
+            "conversationHistoryIndex": 4,
+        },
     ]
     (target / "api_conversation_history.json").write_text(json.dumps(api, indent=2))
     (target / "ui_messages.json").write_text(json.dumps(ui, indent=2))
-    (target / "task_metadata.json").write_text(json.dumps(
-        {"files_in_context": [], "model_usage": [],
-         "environment_history": [{"ts": base, "os_name": "linux", "cline_version": "3.17.9"}]},
-        indent=2))
+    (target / "task_metadata.json").write_text(
+        json.dumps(
+            {
+                "files_in_context": [],
+                "model_usage": [],
+                "environment_history": [
+                    {"ts": base, "os_name": "linux", "cline_version": "3.17.9"}
+                ],
+            },
+            indent=2,
+        )
+    )
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     a = ap.parse_args()
     oc, cl = FIXTURES / "opencode", FIXTURES / "cline"

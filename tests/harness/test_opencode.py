@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +133,7 @@ def test_constructed_database_maps_every_part_type() -> None:
 
 
 def test_usage_cost_and_prompt_totals() -> None:
-    parent, child = _sessions(CONSTRUCTED)
+    parent, _child = _sessions(CONSTRUCTED)
     msgs = [e.assistant_message for e in parent.events if e.assistant_message]
     first = msgs[0].usage
     assert first is not None
@@ -249,7 +248,7 @@ def test_reading_does_not_block_a_running_writer(tmp_path: Path) -> None:
         "while time.monotonic() < end:\n"
         "    c.execute(\"insert into part values (?, 'msg_a3', ?, 1, 1, ?)\",\n"
         "              ('prt_w%06d' % n, 'ses_0a0000000001ConstructedA1',\n"
-        "               '{\"type\":\"step-start\"}'))\n"
+        '               \'{"type":"step-start"}\'))\n'
         "    c.commit(); n += 1\n"
         "print(n)\n"
     )
@@ -294,7 +293,11 @@ for t in ("project", "session"):
     d.commit()
 # As OpenCode writes: a reply is inserted unfinished; its parts are inserted, then
 # updated as they stream (tools pending -> completed); the reply is completed last.
-for m in s.execute("select * from message order by time_created, id").fetchall():
+messages = s.execute("select * from message order by time_created, id").fetchall()
+for i, m in enumerate(messages):
+    if i == len(messages) // 2:  # half-way: wait until the follower has shown what is there
+        print("half", flush=True)
+        sys.stdin.readline()
     data = json.loads(m[4])
     if data.get("role") == "assistant":
         data.get("time", {}).pop("completed", None)
@@ -336,12 +339,14 @@ def test_follow_a_database_a_writer_process_keeps_inserting_into(
     ) as writer:
         assert writer.stdout is not None
         assert writer.stdin is not None
-        wait_for(lambda: db.exists(), what="the database")
-        time.sleep(0.2)
+        assert writer.stdout.readline().strip() == "half"
         f = FollowProc(db)
         try:
-            wait_for(lambda: len(f.lines) > 3, what="events while the writer writes")
-            assert writer.poll() is None, "the writer finished before the first events"
+            wait_for(lambda: len(f.lines) > 3, what="events of the first commits")
+            shown = len(f.lines)
+            writer.stdin.write("\n")
+            writer.stdin.flush()
+            wait_for(lambda: len(f.lines) > shown, what="events of the commits that follow")
             assert writer.stdout.readline().strip() == "done"
             f.wait_quiet(0.5)
             assert f.stop(signal.SIGINT) == 0

@@ -21,7 +21,9 @@ as the task goes on:
 * ``task_metadata.json`` — files in context, models used, and the environment
   (``cline_version``).
 
-Some folders hold only ``ui_messages.json``; it is then the session (below).
+Some folders hold only ``ui_messages.json``; it is then the session (below), and a
+``system`` event ``task_folder/missing`` (level ``warning``) right after the
+``session_meta`` names the documents the folder lacks.
 
 **Records**, for accounting, are numbered from 1 across the folder: the API
 messages first, then the UI messages, then the metadata document (one record).
@@ -344,8 +346,9 @@ class ClineAdapter(BaseDocumentAdapter):
         api = self._list(doc, API)
         ui = self._list(doc, UI)
         meta_raw = doc.read(METADATA)
-        if not api and not ui and meta_raw is None:
-            raise self.error(f"no {API} or {UI} in the task folder", 0)
+        if not api and not ui:
+            have = f" (only {METADATA})" if meta_raw is not None else ""
+            raise self.error(f"no {API} or {UI} in the task folder{have}", 0)
         builder = _Builder(self, task)
         events = builder.build(api, ui, meta_raw)
         info = self.conversations(doc)[0]
@@ -484,6 +487,24 @@ class _Builder:
             session_meta=meta,
         )
         self.events.append(head)
+        missing = [
+            name for name, there in ((API, api), (UI, ui), (METADATA, meta_raw)) if not there
+        ]
+        if missing:
+            # Say what the folder lacks: without the API history, the prompts as sent
+            # and most tool outputs are not there; without the UI, times and costs.
+            self.events.append(
+                Event(
+                    kind=EventKind.SYSTEM,
+                    timestamp=first_ts,
+                    provenance=Provenance(line=1, end_line=1),
+                    system=SystemEvent(
+                        subtype="task_folder/missing",
+                        level="warning",
+                        text="missing: " + ", ".join(missing),
+                    ),
+                )
+            )
         if api:
             self._api(api, ui, uis)
         else:
