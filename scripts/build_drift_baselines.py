@@ -40,6 +40,7 @@ from agentminutes.drift import (
 from agentminutes.harness import ParseOptions, version_newer
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.pipeline.detect import detect
+from agentminutes.pipeline.sync import sync_feeds
 from agentminutes.schema import EventKind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,10 +55,12 @@ class BuildError(Exception):
 
 
 def fixture_files(harness: str) -> list[Path]:
-    """The transcript fixtures of *harness*, sorted."""
+    """The transcript fixtures of *harness*, sorted (for a database or folder format: its sources)."""
     base = FIXTURES / harness
     if not base.is_dir():
         return []
+    if VOCABULARIES[harness].source is not None:
+        return source_fixtures(base)
     return sorted(
         p
         for p in base.rglob("*")
@@ -66,6 +69,36 @@ def fixture_files(harness: str) -> list[Path]:
         and not p.name.endswith(".meta.json")
         and p.name != "journal.jsonl"  # a Claude Code workflow run's journal: a sidecar
     )
+
+
+def source_fixtures(base: Path) -> list[Path]:
+    """Databases, storage trees and task folders under *base*, each once."""
+    found: set[Path] = set()
+    for p in base.rglob("*"):
+        if p.suffix == ".db" or (p.name == "storage" and p.is_dir()):
+            found.add(p)
+        elif p.name in ("ui_messages.json", "api_conversation_history.json"):
+            found.add(p.parent)
+    return sorted(found)
+
+
+def source_version(path: Path, harness: str) -> str:
+    """The newest version the sessions of a database or folder record (each parsed strictly)."""
+    found, _ = detect(path)
+    if found != harness:
+        raise BuildError(f"{path}: detected as {found}, not {harness}")
+    version = ""
+    try:
+        for batches, _skipped in sync_feeds(path, None, True, harness, ParseOptions()):
+            for batch in batches:
+                for ev in batch.events:
+                    if ev.session_meta is not None and ev.session_meta.harness_version:
+                        v = ev.session_meta.harness_version
+                        if not version or version_newer(v, version):
+                            version = v
+    except Exception as exc:
+        raise BuildError(f"{path}: does not parse strictly: {exc}") from None
+    return version
 
 
 def fixture_version(path: Path, harness: str) -> str:
@@ -91,15 +124,23 @@ def build(harness: str, until: str = "") -> Baseline:
     vocab = Vocab(VOCABULARIES[harness])
     fixtures: list[FixtureInfo] = []
     newest = ""
+    source = VOCABULARIES[harness].source
     for path in fixture_files(harness):
-        version = fixture_version(path, harness)
+        if source is not None:
+            version = source_version(path, harness)
+        else:
+            version = fixture_version(path, harness)
         if until and (not version or version_newer(version, until)):
             continue
         before = vocab.records
-        try:
-            read_vocab(str(path), vocab)
-        except VocabError as exc:
-            raise BuildError(f"{path}: {exc}") from None
+        if source is not None:
+            for rtype, record in source(str(path)):
+                vocab.add(record, rtype)
+        else:
+            try:
+                read_vocab(str(path), vocab)
+            except VocabError as exc:
+                raise BuildError(f"{path}: {exc}") from None
         rel = path.relative_to(FIXTURES).as_posix()
         fixtures.append(FixtureInfo(path=rel, version=version, records=vocab.records - before))
         if version and (not newest or version_newer(version, newest)):

@@ -683,6 +683,88 @@ def constructed_xml_task(target: Path) -> None:
     )
 
 
+def constructed_ui_task(target: Path) -> None:
+    """A UI-only task with the UI kinds no corpus fixture has: MCP calls, failures, resumption."""
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    base = 1768000000000
+    info = {"providerId": "anthropic", "modelId": "claude-sonnet-4-5", "mode": "act"}
+
+    def req(i: int, cost: float) -> dict[str, object]:
+        return {
+            "request": "…",
+            "tokensIn": 20 + i,
+            "tokensOut": 90,
+            "cacheWrites": 0,
+            "cacheReads": 1000 * i,
+            "cost": cost,
+        }
+
+    ui: list[dict[str, object]] = [
+        {
+            "type": "say",
+            "say": "text",
+            "text": "What is the weather in Paris?",
+            "images": [],
+            "files": [],
+        },
+        {"type": "say", "say": "api_req_started", "text": json.dumps(req(0, 0.01))},
+        {"type": "say", "say": "text", "text": "I will ask the weather server.", "partial": False},
+        {"type": "say", "say": "load_mcp_documentation", "text": ""},
+        {
+            "type": "ask",
+            "ask": "use_mcp_server",
+            "text": json.dumps(
+                {
+                    "type": "use_mcp_tool",
+                    "serverName": "weather",
+                    "toolName": "forecast",
+                    "arguments": '{"city": "Paris"}',
+                }
+            ),
+        },
+        {"type": "say", "say": "mcp_server_request_started"},
+        {"type": "say", "say": "mcp_server_response", "text": "Paris: 18°C, light rain"},
+        {
+            "type": "say",
+            "say": "api_req_started",
+            "text": json.dumps(
+                dict(
+                    req(1, 0.0),
+                    cancelReason="streaming_failed",
+                    streamingFailedMessage="overloaded",
+                )
+            ),
+        },
+        {"type": "ask", "ask": "api_req_failed", "text": "529 overloaded"},
+        {"type": "say", "say": "error_retry", "text": json.dumps({"attempt": 1, "maxAttempts": 3})},
+        {"type": "say", "say": "api_req_retried"},
+        {"type": "say", "say": "api_req_started", "text": json.dumps(req(2, 0.012))},
+        {
+            "type": "ask",
+            "ask": "followup",
+            "text": json.dumps(
+                {"question": "Celsius or Fahrenheit?", "options": ["Celsius", "Fahrenheit"]}
+            ),
+        },
+        {"type": "say", "say": "user_feedback", "text": "Celsius", "images": [], "files": []},
+        {"type": "say", "say": "deleted_api_reqs", "text": json.dumps(req(3, 0.001))},
+        {"type": "ask", "ask": "auto_approval_max_req_reached", "text": "20 requests"},
+        {"type": "ask", "ask": "resume_task"},
+        {"type": "say", "say": "api_req_started", "text": json.dumps(req(4, 0.005))},
+        {"type": "say", "say": "completion_result", "text": "18°C and light rain in Paris."},
+        {"type": "ask", "ask": "completion_result", "text": ""},
+    ]
+    saved = []
+    for i, m in enumerate(ui):  # as Cline writes them: ts first
+        entry: dict[str, object] = {"ts": base + 1000 * i, **m, "conversationHistoryIndex": -1}
+        if m["type"] == "say":
+            entry["modelInfo"] = info
+        saved.append(entry)
+    (target / "ui_messages.json").write_text(json.dumps(saved, indent=2))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -704,9 +786,11 @@ def main() -> int:
         p.chmod(0o755 if p.is_dir() else 0o644)
     constructed_database(oc / "constructed" / "opencode.db")
     constructed_tree(oc / "constructed" / "storage")
-    trim_task(corpus_cl / "online-card-ar__exported_task_1769064454592", cl / "1769064454592", 24)
+    trim_task(corpus_cl / "online-card-ar__exported_task_1769064454592", cl / "1769064454592", None)
     trim_task(corpus_cl / "fineye", cl / "fineye-ui-only", 120)
+    trim_task(corpus_cl / "mcp-vscode-ser", cl / "mcp-ui-only", 30)
     constructed_xml_task(cl / "constructed" / "1767000000000")
+    constructed_ui_task(cl / "constructed" / "1768000000000")
     return 0
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
+import sqlite3
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -34,6 +36,8 @@ from agentminutes.harness import ADAPTERS
 from conftest import FIXTURES, ROOT, fixture_id, transcripts
 
 COVERED = sorted(VOCABULARIES)
+#: The harnesses whose transcripts are JSON lines (the others are databases and folders).
+LINES = [h for h in COVERED if VOCABULARIES[h].source is None]
 SCANNED = [p for h in COVERED for p in transcripts(h) if p.suffix in (".jsonl", ".json", ".log")]
 
 
@@ -69,7 +73,8 @@ def _first_line_fixture(harness: str) -> Path:
 
 
 def test_every_line_harness_has_a_vocabulary_and_a_baseline() -> None:
-    assert sorted(cls.name for cls in ADAPTERS) == COVERED
+    # Every line harness, and the database and folder formats read with a source reader.
+    assert sorted([cls.name for cls in ADAPTERS] + ["cline", "opencode"]) == COVERED
     for harness in COVERED:
         found = shipped_baselines(harness)
         assert len(found) >= 1, harness
@@ -78,7 +83,7 @@ def test_every_line_harness_has_a_vocabulary_and_a_baseline() -> None:
         assert baseline.harness == harness
         assert baseline.fixtures, harness
         for fixture in baseline.fixtures:
-            assert (FIXTURES / fixture.path).is_file(), fixture.path
+            assert (FIXTURES / fixture.path).exists(), fixture.path
 
 
 def test_baselines_are_built_from_the_current_fixtures() -> None:
@@ -158,7 +163,7 @@ def test_cli_scans_every_fixture_clean(cli: Any) -> None:
 # -- planted drift ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("harness", COVERED)
+@pytest.mark.parametrize("harness", LINES)
 def test_planted_new_record_type(harness: str, tmp_path: Path) -> None:
     records = _records(_first_line_fixture(harness))
     planted = dict(records[-1], type="planted_record_type")
@@ -169,7 +174,7 @@ def test_planted_new_record_type(harness: str, tmp_path: Path) -> None:
     assert "clean:" not in "\n".join(report.lines())
 
 
-@pytest.mark.parametrize("harness", COVERED)
+@pytest.mark.parametrize("harness", LINES)
 def test_planted_new_key(harness: str, tmp_path: Path) -> None:
     fixture = _first_line_fixture(harness)
     records = _records(fixture)
@@ -185,6 +190,32 @@ def test_planted_new_key(harness: str, tmp_path: Path) -> None:
         f'drift: record type "{rtype}" has new key "plantedKey.plantedSub"',
     ]
     assert not _texts(report, "new_record_type")
+
+
+def test_planted_drift_in_a_database_and_a_task_folder(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    shutil.copyfile(FIXTURES / "opencode/constructed/opencode.db", db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO part VALUES ('prt_zz', 'msg_a2', 'ses_0a0000000001ConstructedA1', 1, 1,"
+            ' \'{"type": "planted-part"}\')'
+        )
+    report = scan(db)
+    assert report.category is Category.DRIFT
+    assert 'drift: new record type "part/planted-part"' in _texts(report, "new_record_type")
+    # The adapter refuses the unknown part in strict mode, and the scan says so too.
+    assert any("unrecognized part type" in t for t in _texts(report, "parse_failure"))
+    task = tmp_path / "1767000000000"
+    shutil.copytree(FIXTURES / "cline/constructed/1767000000000", task)
+    ui = json.loads((task / "ui_messages.json").read_text())
+    ui.append(dict(ui[-1], ask="planted_ask"))
+    (task / "ui_messages.json").write_text(json.dumps(ui))
+    report = scan(task)
+    assert report.category is Category.DRIFT
+    assert 'drift: record type "ui/ask" has new ask value "planted_ask"' in _texts(
+        report, "new_value"
+    )
+    assert scan(FIXTURES / "cline/constructed/1767000000000").category is Category.CLEAN
 
 
 def test_planted_drift_claude_code_in_detail(tmp_path: Path) -> None:

@@ -9,8 +9,10 @@ types. Values that are user configuration rather than format vocabulary (MCP
 tool names) are left out, and ids used as object keys collapse to ``*``, so they
 never read as drift.
 
-A harness is listed here when its adapter reads line transcripts; adding one
-means adding its table here and running ``scripts/build_drift_baselines.py``.
+A harness is listed here when its adapter reads line transcripts, or, with a
+``source`` reader, sessions kept in a database or a folder of documents (OpenCode,
+Cline); adding one means adding its table here and running
+``scripts/build_drift_baselines.py``.
 """
 
 from __future__ import annotations
@@ -321,9 +323,126 @@ QWEN_CODE: Final = Vocabulary(
 )
 
 
+# -- cline -----------------------------------------------------------------------------
+
+
+def _cline_source(path: str) -> Iterator[tuple[str, Obj]]:
+    """A task folder's records: API messages by role, UI messages by type, the metadata."""
+    import os
+
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    for name, prefix in (("api_conversation_history.json", "api"), ("ui_messages.json", "ui")):
+        data = _read(os.path.join(folder, name))
+        for item in (as_list(Raw(data)) or []) if data else []:
+            rec = as_obj(item)
+            if rec is None:
+                continue
+            if prefix == "api":
+                yield f"api/{string_at(rec, 'role') or UNTYPED}", rec
+            else:
+                # ui/say and ui/ask: their kinds (dozens, growing) are discriminator values.
+                yield f"ui/{string_at(rec, 'type') or UNTYPED}", rec
+    data = _read(os.path.join(folder, "task_metadata.json"))
+    rec = as_obj(Raw(data)) if data else None
+    if rec is not None:
+        yield "task_metadata", rec
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read().removeprefix(b"\xef\xbb\xbf")
+    except OSError:
+        return None
+
+
+CLINE: Final = Vocabulary(
+    harness="cline",
+    discriminators={
+        "api": ("content[].type", "content[].name"),
+        "ui/say": ("say",),
+        "ui/ask": ("ask",),
+    },
+    deep={"api/assistant": ("content[]", "metrics.tokens"), "api/user": ("content[]",)},
+    normalize=_prefixes({"content[].name": ("use_mcp_tool",)}),
+    source=_cline_source,
+)
+
+
+# -- opencode --------------------------------------------------------------------------
+
+
+def _opencode_source(path: str) -> Iterator[tuple[str, Obj]]:
+    """A database's or storage tree's records: sessions, messages by role, parts by type.
+
+    Only the session, message and part tables are read (never account tables).
+    """
+    import os
+
+    import msgspec
+
+    from agentminutes.pipeline.documents import route
+
+    found = route(path, "opencode")
+    doc = found.document
+    if doc is None:
+        return
+    if doc.container == "sqlite":
+        conn = doc.connect()
+        try:
+            cols = [r[1] for r in conn.execute("PRAGMA table_info(session)")]
+            for row in conn.execute("SELECT * FROM session"):
+                yield (
+                    "session",
+                    {c: Raw(msgspec.json.encode(v)) for c, v in zip(cols, row, strict=True)},
+                )
+            for (data,) in conn.execute("SELECT data FROM message"):
+                yield from _opencode_record("message", "role", data)
+            for (data,) in conn.execute("SELECT data FROM part"):
+                yield from _opencode_record("part", "type", data)
+        finally:
+            conn.close()
+        return
+    root = doc.path or path
+    for folder, _dirs, files in sorted(os.walk(root)):
+        rel = os.path.relpath(folder, root).replace(os.sep, "/").split("/")
+        for name in sorted(files):
+            if not name.endswith(".json"):
+                continue
+            data = _read(os.path.join(folder, name)) or b""
+            if "part" in rel:
+                yield from _opencode_record("part", "type", data)
+            elif "message" in rel:
+                yield from _opencode_record("message", "role", data)
+            elif "session" in rel:
+                rec = as_obj(Raw(data))
+                if rec is not None:
+                    yield "session", rec
+
+
+def _opencode_record(table: str, field: str, data: bytes | str) -> Iterator[tuple[str, Obj]]:
+    rec = as_obj(Raw(data.encode() if isinstance(data, str) else data))
+    if rec is not None:
+        yield f"{table}/{string_at(rec, field) or UNTYPED}", rec
+
+
+OPENCODE: Final = Vocabulary(
+    harness="opencode",
+    discriminators={
+        "part/tool": ("tool", "state.status"),
+        "part/step-finish": ("reason",),
+        "message/assistant": ("finish", "error.name"),
+    },
+    deep={"message/assistant": ("tokens", "time"), "part/tool": ("state",)},
+    normalize=_prefixes({"tool": ("mcp_", "mcp__")}),
+    source=_opencode_source,
+)
+
+
 #: Every harness with a vocabulary, by name (alphabetical).
 VOCABULARIES: Final[dict[str, Vocabulary]] = {
-    v.harness: v for v in (ANTIGRAVITY, CLAUDE_CODE, CODEX, COPILOT, GEMINI_CLI, PI, QWEN_CODE)
+    v.harness: v
+    for v in (ANTIGRAVITY, CLAUDE_CODE, CLINE, CODEX, COPILOT, GEMINI_CLI, OPENCODE, PI, QWEN_CODE)
 }
 
 

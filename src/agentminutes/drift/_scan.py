@@ -19,7 +19,13 @@ from agentminutes.drift._baseline import Baseline, Diff, diff, load_baseline
 from agentminutes.drift._harnesses import VOCABULARIES, vocabulary
 from agentminutes.drift._vocab import Vocab, VocabError
 from agentminutes.errors import AgentminutesError, ParseError, SourceError
-from agentminutes.harness import SNIFF_BYTES, ParseOptions, adapter_class, version_newer
+from agentminutes.harness import (
+    SNIFF_BYTES,
+    ParseOptions,
+    adapter_class,
+    document_adapter_class,
+    version_newer,
+)
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.pipeline.sources import LineSplitter, open_error
 from agentminutes.schema import EventKind
@@ -108,7 +114,7 @@ def scan(path: str | os.PathLike[str]) -> ScanReport:
     name = os.fspath(path)
     if name == "-":
         raise SourceError("drift scan reads transcript files, not stdin")
-    err = open_error(name)
+    err = None if os.path.isdir(name) else open_error(name)
     report = ScanReport(name)
     if err is not None and os.path.isfile(name) and os.path.getsize(name) == 0:
         report.add(
@@ -117,13 +123,26 @@ def scan(path: str | os.PathLike[str]) -> ScanReport:
         return report
     if err is not None:
         raise err
+    if os.path.isdir(name):  # a folder source (a Cline task, an OpenCode storage tree), or an error
+        from agentminutes.pipeline.detect import detect
+
+        harness = detect(name)[0]
+    else:
+        harness = _detect_file(name)
+    return _scan_detected(report, name, harness)
+
+
+def _detect_file(name: str) -> str:
     try:
         head = _read_head(name)
-        harness = _detect(name, head) if head.strip() else ""
+        return _detect(name, head) if head.strip() else ""
     except OSError as exc:
         raise SourceError(f"{name}: {exc.strerror or exc}") from None
     except AgentminutesError:
-        harness = ""
+        return ""
+
+
+def _scan_detected(report: ScanReport, name: str, harness: str) -> ScanReport:
     if not harness:
         report.add(
             Finding("undetected", "could not detect the source harness"), Category.EXEC_ERROR
@@ -142,16 +161,22 @@ def scan(path: str | os.PathLike[str]) -> ScanReport:
         )
         return report
 
-    covered_lines, version = _strict_parse(report, name, harness)
     vocab = Vocab(spec)
     stopped: VocabError | None = None
-    try:
-        nonblank, document = read_vocab(name, vocab)
-    except VocabError as exc:
-        stopped = exc
+    if spec.source is not None:
+        # Sessions in a database or a folder: records are accounted by the adapter's tests.
+        covered_lines, version = _strict_parse_sessions(report, name)
+        for rtype, record in spec.source(name):
+            vocab.add(record, rtype)
     else:
-        if covered_lines is not None and not document:
-            _account(report, nonblank, covered_lines)
+        covered_lines, version = _strict_parse(report, name, harness)
+        try:
+            nonblank, document = read_vocab(name, vocab)
+        except VocabError as exc:
+            stopped = exc
+        else:
+            if covered_lines is not None and not document:
+                _account(report, nonblank, covered_lines)
     baseline = load_baseline(harness, version)
     if baseline is None:
         report.add(
@@ -161,13 +186,34 @@ def scan(path: str | os.PathLike[str]) -> ScanReport:
         return report
     report.baseline_version = baseline.generated_from_version
     if covered_lines is not None:  # a failed parse already says whether the version is newer
-        _version_note(report, version, adapter_class(harness).last_checked, baseline)
+        cls = document_adapter_class(harness) or adapter_class(harness)
+        _version_note(report, version, cls.last_checked, baseline)
     if stopped is not None:
         # The vocabulary is incomplete: comparing it would only mislead.
         report.add(Finding("vocabulary_stopped", f"vocabulary extraction stopped: {stopped}"))
         return report
     _report_diff(report, diff(baseline, vocab))
     return report
+
+
+def _strict_parse_sessions(report: ScanReport, name: str) -> tuple[set[int] | None, str]:
+    """Parse every session of a database or folder strictly; the newest version recorded."""
+    from agentminutes.pipeline.sync import sync_feeds
+
+    version = ""
+    try:
+        for batches, _skipped in sync_feeds(name, None, True, "auto", ParseOptions()):
+            for batch in batches:
+                for ev in batch.events:
+                    meta = ev.session_meta
+                    found = meta.harness_version if meta is not None else ""
+                    if found and (not version or version_newer(found, version)):
+                        version = found
+    except AgentminutesError as exc:
+        reason = str(exc).removeprefix(f"{name}: ")
+        report.add(Finding("parse_failure", f"drift: strict parse failed: {reason}"))
+        return None, ""
+    return set(), version
 
 
 def _strict_parse(report: ScanReport, name: str, harness: str) -> tuple[set[int] | None, str]:

@@ -157,6 +157,10 @@ class Vocabulary:
         document: splits a transcript that is one JSON document (not JSON
             lines) into ``(record type, record)`` pairs; ``None`` when the
             harness writes only JSON lines.
+        source: for a harness whose sessions are not transcript files (a
+            database, a folder of documents): reads the ``(record type,
+            record)`` pairs of the source at a path (the database, the folder,
+            or a file inside it).
     """
 
     harness: str
@@ -167,6 +171,7 @@ class Vocabulary:
     dynamic_key: Callable[[str, str], bool] | None = None
     normalize: Callable[[str, str], str | None] | None = None
     document: Callable[[Raw], Iterator[tuple[str, Obj]]] | None = None
+    source: Callable[[str], Iterator[tuple[str, Obj]]] | None = None
 
     def paths(self, table: PathTable, rtype: str) -> tuple[str, ...]:
         """The paths *table* configures for record type *rtype*."""

@@ -48,7 +48,8 @@ Mapping decisions:
   task (``human``), ``user_feedback`` too; each ``api_req_started`` opens a model
   response (usage and cost from it) that its ``reasoning`` (``thinking``),
   ``text`` and ``completion_result`` (content), ``tool`` / ``command`` /
-  MCP requests (``tool_call``) and their outputs (``tool_result``) belong to,
+  ``use_mcp_server`` (``tool_call``) and their outputs (``command_output``,
+  ``mcp_server_response``: ``tool_result``) belong to,
   closed by one ``assistant_message``; everything else is a ``system`` event
   ``ui/<kind>``. What the UI does not show (most tool outputs) is not there.
 * **Tokens** are Anthropic-shaped (input apart from cache reads and writes);
@@ -259,7 +260,9 @@ _decode_fields = msgspec.json.Decoder(dict[str, Raw]).decode
 _decode_str = msgspec.json.Decoder(str).decode
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
-_UI_HEAD: Final = re.compile(rb'^\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(?:say|ask)"')
+_UI_HEAD: Final = re.compile(rb'^\s*\[\s*\{\s*"(?:ts|type|say|ask)"\s*:')
+_UI_TYPE: Final = re.compile(rb'"type"\s*:\s*"(?:say|ask)"')
+_UI_TS: Final = re.compile(rb'"ts"\s*:\s*\d')
 _API_HEAD: Final = re.compile(
     rb'^\s*\[\s*\{\s*"role"\s*:\s*"user"\s*,\s*"content"\s*:\s*(?:"|\[\s*\{\s*"type"\s*:\s*"text"\s*,'
     rb'\s*"text"\s*:\s*"(?:<task>|\\n<task>|<environment_details>))'
@@ -285,7 +288,10 @@ class ClineAdapter(BaseDocumentAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if _UI_HEAD.match(head) or _METADATA_HEAD.match(head):
+        first = head[: head.find(b"}") + 1]  # the first UI message (its own keys come first)
+        if _UI_HEAD.match(head) and _UI_TYPE.search(first) and _UI_TS.search(first):
+            return Confidence.CERTAIN
+        if _METADATA_HEAD.match(head):
             return Confidence.CERTAIN
         if _API_HEAD.match(head):
             return Confidence.CERTAIN
@@ -807,7 +813,7 @@ class _Builder:
                         thinking=Thinking(text=text),
                     )
                 )
-            elif kind in ("tool", "command", "use_mcp_server", "mcp_server_request_started"):
+            elif kind in ("tool", "command", "use_mcp_server"):
                 name, payload = _ui_tool(kind, text)
                 cid = f"{self.task}:{n}"
                 self._call(name, cid, payload, mid, ts, prov)
@@ -883,7 +889,7 @@ def _ui_tool(kind: str, text: str) -> tuple[str, Raw]:
                 name = ""
             if name:
                 break
-    if kind in ("use_mcp_server", "mcp_server_request_started"):
+    if kind == "use_mcp_server":
         name = "use_mcp_tool" if not name or fields.get("type") is None else name
     return name or kind, Raw(text.encode())
 
