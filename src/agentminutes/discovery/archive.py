@@ -395,6 +395,16 @@ def archive_sync(
     on_report: Callable[[str], None] | None = None,
 ) -> ArchiveResult:
     """Synchronous twin of :func:`archive`."""
+    from agentminutes.harness import document_adapter_class
+
+    if document_adapter_class(harness) is not None:
+        # A database holds other sessions (and, for OpenCode, account tables) beside the
+        # one asked for: copying its bytes is not archiving a session.
+        raise UsageError(
+            f"archive copies transcript files; {harness} sessions live in a database, an "
+            "export or a folder of documents: keep their normalized form with "
+            "`agentminutes convert --all SOURCE`"
+        )
     if bool(session_id) == bool(cwd):
         raise UsageError("archive needs exactly one of --session-id and --cwd")
     if since and not cwd:
