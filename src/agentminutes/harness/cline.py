@@ -179,6 +179,11 @@ _UI_ONLY: Final = frozenset(
         "deleted_api_reqs",
         "auto_approval_max_req_reached",
         "condense",
+        "command_permission_denied",
+        "clineignore_error",
+        "shell_integration_warning",
+        "shell_integration_warning_with_suggestion",
+        "subagent_usage",
     }
 )
 
@@ -794,9 +799,13 @@ class _Builder:
                         user_message=UserMessage(origin=Origin.HUMAN, content=content or None),
                     )
                 )
-            elif kind in ("text", "completion_result", "followup", "plan_mode_respond") and (
-                m.type == "say" or text
-            ):
+            elif kind in (
+                "text",
+                "completion_result",
+                "followup",
+                "plan_mode_respond",
+                "act_mode_respond",
+            ) and (m.type == "say" or text):
                 if open_ is None:
                     open_ = _Response(f"{self.task}:{n}", ts, None, n)
                 if text:
