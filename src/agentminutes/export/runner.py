@@ -206,12 +206,40 @@ def _is_candidate(name: str) -> bool:
     return name.endswith(_CANDIDATE_SUFFIXES)
 
 
+#: The documents of a Cline task folder, the one that stands for the task first.
+_TASK_DOCUMENTS: Final = ("ui_messages.json", "api_conversation_history.json")
+
+
+def _folder_source(top: str, entries: list[os.DirEntry[str]]) -> str | None:
+    """For a folder that is one source (a Cline task, an OpenCode storage tree): the file
+    that stands for it, read as the whole folder; ``None`` for an ordinary folder."""
+    names = {e.name for e in entries}
+    for name in _TASK_DOCUMENTS:
+        if name in names:
+            return os.path.join(top, name)
+    if os.path.basename(top) == "storage" and "session" in names:
+        for rel in ("session/info", "session"):
+            for folder, _dirs, files in sorted(os.walk(os.path.join(top, rel))):
+                for name in sorted(files):
+                    if name.endswith(".json"):
+                        return os.path.join(folder, name)
+    return None
+
+
 def _walk(top: str, skip: str) -> Iterator[str]:
-    """Every candidate file under *top*, by name, symlinked folders not followed; *skip* left out."""
+    """Every candidate file under *top*, by name, symlinked folders not followed; *skip* left out.
+
+    A folder that is one source (a Cline task folder, an OpenCode storage tree) is
+    one transcript: the file that stands for it, whose conversion reads the folder.
+    """
     try:
         with os.scandir(top) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError:
+        return
+    whole = _folder_source(top, entries)
+    if whole is not None:
+        yield whole
         return
     for e in entries:
         path = os.path.join(top, e.name)

@@ -327,7 +327,8 @@ def ms_rfc3339(ms: int | float | None) -> str:
         text = datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
     except (OverflowError, OSError, ValueError):
         return ""
-    return f"{text}.{ms % 1000:03d}Z"
+    # As RFC3339Nano writes it (the reference's form): trailing zeros of the fraction trimmed.
+    return f"{text}.{ms % 1000:03d}".rstrip("0").rstrip(".") + "Z"
 
 
 # -- the two storages --------------------------------------------------------------------

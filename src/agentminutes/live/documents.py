@@ -159,9 +159,9 @@ def document_follower(
     try:
         found = route(path, harness)
     except AgentminutesError:
-        if os.path.isdir(path):
-            return None  # a folder of transcripts
-        raise
+        # A folder of transcripts, or a transcript not written yet (empty): the line
+        # follower takes it, and says what is wrong with it if anything is.
+        return None
     if found.document is None or found.adapter is None:
         return None
     adapter = found.adapter(options)
