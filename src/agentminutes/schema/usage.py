@@ -91,6 +91,15 @@ USAGE_RULES: Final[Mapping[str, UsageRule]] = MappingProxyType(
         # pi: input, output, cacheRead, cacheWrite (input excludes the cache) and the
         # cost pi priced itself.
         "pi": UsageRule(input_includes_cache=False, cost_key="cost"),
+        # OpenCode: input excludes cache.read and cache.write; the adapter adds the
+        # reasoning (extra.reasoning) to output; cost is usage.cost; message ids are
+        # globally unique (msg_…).
+        "opencode": UsageRule(
+            input_includes_cache=False, reasoning_key="reasoning", key_rule="message"
+        ),
+        # Cline (api_req_started): tokensIn excludes cacheReads and cacheWrites; cost is
+        # usage.cost; message ids are <task id>:<record>.
+        "cline": UsageRule(input_includes_cache=False, key_rule="message"),
     }
 )
 
