@@ -407,3 +407,24 @@ def test_sessions_lists_every_session_in_a_home_built_from_fixtures(tmp_path: Pa
         assert agentminutes.load(ref["path"]).meta.session_id == ref["meta"]["session_id"]
     rooted = _cli("sessions", "--harness", "opencode", "--root", str(data / "kilo"), check=True)
     assert rooted.stdout.split() == [str(data / "kilo" / "kilo.db")]
+
+
+def test_rows_of_the_newer_projection_are_counted(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    shutil.copyfile(CONSTRUCTED, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "CREATE TABLE session_message (id text PRIMARY KEY, session_id text NOT NULL,"
+            " type text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL,"
+            " data text NOT NULL, seq integer NOT NULL)"
+        )
+        for i, kind in enumerate(("user", "assistant")):
+            conn.execute(
+                "INSERT INTO session_message VALUES (?, ?, ?, ?, ?, '{}', ?)",
+                (f"evt_{i}", CHILD, kind, i, i, i),
+            )
+    child = next(s for s in _sessions(db) if s.meta.subagent_id == CHILD)
+    assert child.report.skipped_records == {
+        "session_message/assistant": 1,
+        "session_message/user": 1,
+    }

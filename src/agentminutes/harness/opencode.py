@@ -21,7 +21,9 @@ usually in WAL mode. Three tables hold the conversations:
 
 Other tables (projects, permissions, todos, the ``event`` log the session
 tables are projected from) are not read; tables of accounts and credentials
-never are. Older releases wrote the same records as JSON files:
+never are. Rows of ``session_message`` (a newer projection of the same
+conversation, written by releases that enable it) are counted as skips
+``session_message/<type>``, after the messages and parts, so none goes unseen. Older releases wrote the same records as JSON files:
 ``storage/session/<project>/<session>.json``, ``storage/message/<session>/<msg>.json``,
 ``storage/part/<msg>/<part>.json`` (1.x), and before that
 ``project/<project>/storage/session/{info/<session>.json, message/<session>/<msg>.json,
@@ -342,6 +344,20 @@ class _Database:
         columns = {r[1] for r in conn.execute("PRAGMA table_info(session)")}
         self.has_parent = "parent_id" in columns
         self.has_directory = "directory" in columns
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        self.has_v2 = "session_message" in tables
+
+    def v2_types(self, session_id: str) -> list[str]:
+        """The types of the session's rows in ``session_message`` (the newer projection)."""
+        if not self.has_v2:
+            return []
+        return [
+            str(t)
+            for (t,) in self.conn.execute(
+                "SELECT type FROM session_message WHERE session_id = ? ORDER BY time_created, id",
+                (session_id,),
+            )
+        ]
 
     def sessions(self) -> list[SessionRow]:
         parent = "parent_id" if self.has_parent else "NULL"
@@ -651,7 +667,8 @@ class OpenCodeAdapter(BaseDocumentAdapter):
                     continue
                 self.begin(row.id)
                 self.version = row.version
-                yield build_session(self, row, store.messages(row.id))
+                extra = store.v2_types(row.id) if isinstance(store, _Database) else []
+                yield build_session(self, row, store.messages(row.id), extra)
         except sqlite3.Error as exc:
             raise self.error(f"cannot read the database: {exc}", 0) from None
         finally:
@@ -660,11 +677,21 @@ class OpenCodeAdapter(BaseDocumentAdapter):
 
 
 def build_session(
-    adapter: OpenCodeAdapter, row: SessionRow, messages: list[MessageRows]
+    adapter: OpenCodeAdapter,
+    row: SessionRow,
+    messages: list[MessageRows],
+    v2: list[str] | None = None,
 ) -> DocumentSession:
-    """One session's events from its rows (the adapter's ``begin`` already called)."""
+    """One session's events from its rows (the adapter's ``begin`` already called).
+
+    *v2* are the types of the session's ``session_message`` rows: records after
+    the messages and parts, counted as skips (``session_message/<type>``).
+    """
     builder = _Builder(adapter)
     events = builder.session(row, messages)
+    for kind in v2 or ():
+        builder.n += 1
+        adapter.skip(f"session_message/{kind}", builder.n)
     return DocumentSession(
         conversation=ConversationInfo(
             id=row.id,
