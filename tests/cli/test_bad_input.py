@@ -333,3 +333,14 @@ def test_the_gemini_document_with_invalid_bytes_is_read(tmp_path: Path) -> None:
     cut = tmp_path / "session-cut.json"
     cut.write_bytes(data[: len(data) // 2])
     one_error_line(run_cli("convert", cut), str(cut), "gemini-cli")
+
+
+def test_an_export_with_invalid_bytes_is_valid_json(tmp_path: Path) -> None:
+    data = (FIXTURES / "chatgpt" / "conversations.json").read_bytes()
+    at = data.index(b'"parts": ["', data.index(b'"parts": ["I')) + len(b'"parts": ["')
+    broken = tmp_path / "conversations.json"
+    broken.write_bytes(data[:at] + b"\xc3(\xff" + data[at:])
+    proc = run_cli("convert", "--all", broken)
+    assert proc.returncode == 0, proc.stderr
+    sessions = [strict_json(line) for line in proc.stdout.splitlines()]
+    assert "\ufffd(\ufffd" in json.dumps(sessions, ensure_ascii=False)

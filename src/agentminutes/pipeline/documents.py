@@ -55,6 +55,7 @@ from agentminutes.harness import (
     is_document_adapter,
     sniff_safely,
 )
+from agentminutes.harness._gojson import go_utf8
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.conversion import Conversion, open_chunks, source_name
 from agentminutes.pipeline.sources import is_stream, open_error
@@ -126,6 +127,13 @@ class OpenedDocument:
                 raise SourceError(f"{self.name}: cannot read: {exc}") from None
             if self._payload.startswith(_BOM):
                 self._payload = self._payload[3:]
+            if not self._payload.isascii():
+                # Verbatim values are cut from the payload: no invalid byte may reach
+                # the output (U+FFFD per byte, as Go reads a string).
+                try:
+                    self._payload.decode()
+                except UnicodeDecodeError:
+                    self._payload = go_utf8(self._payload).encode()
             if self._payload.find(b"\n", 0, _content_end(self._payload)) >= 0:
                 with contextlib.suppress(msgspec.DecodeError):  # invalid: the adapter says so
                     self._payload = msgspec.json.format(self._payload, indent=0)
