@@ -122,7 +122,7 @@ class _ClosedStream(io.RawIOBase):
     def write(self, data: ReadableBuffer, /) -> int:
         if not self._told:
             self._told = True
-            raise OutputError(f"{STDOUT} is closed; redirect it or pass -o FILE")
+            raise OutputError(f"{STDOUT} is closed (the command was started without one)")
         return len(memoryview(data))
 
 
@@ -271,7 +271,7 @@ def _stdout_fd() -> int:
         fd = stream.fileno()
         os.fstat(fd)
     except (AttributeError, ValueError, OSError):
-        raise OutputError(f"{STDOUT} is closed; redirect it or pass -o FILE") from None
+        raise OutputError(f"{STDOUT} is closed (the command was started without one)") from None
     return fd
 
 
