@@ -173,16 +173,22 @@ def test_invalid_utf8_reads_as_u_fffd_per_byte(tmp_path: Path) -> None:
     lines = lines_of(TOOLS)
     prompt = json.loads(lines[PROMPT - 1])
     prompt["message"]["content"] = "before @BAD@ after"
-    lines[PROMPT - 1] = dump(prompt).replace(b"@BAD@", b"\xc3(\xf0\x9f\x98!")
+    lines[PROMPT - 1] = dump(prompt).replace(b"@BAD@", b"\xc3(\xf0\x9f\x98!\xed\xa0\x80")
     call = json.loads(lines[TOOL_USE - 1])
     block = call["message"]["content"][0]
-    block["input"] = {**block["input"], "note": "x@BAD@y"}
-    lines[TOOL_USE - 1] = dump(call).replace(b"@BAD@", b"\xff\xfe")
+    block["input"] = {**block["input"], "note": "x@BAD@y", "half": "@HALF@"}
+    lines[TOOL_USE - 1] = (
+        dump(call).replace(b"@BAD@", b"\xff\xfe").replace(b"@HALF@", b"\xed\xbf\xbf")
+    )
     path = write_lines(tmp_path / "utf8.jsonl", lines)
     doc = converted(path)  # valid UTF-8 JSON, though the input is not
-    # Go's decoder: one U+FFFD per invalid byte (Python's "replace" gives one per sequence).
-    assert prompt_text(doc) == "before \ufffd(\ufffd\ufffd\ufffd! after"
+    # Go's decoder: one U+FFFD per invalid byte (Python's "replace" gives one per sequence),
+    # a UTF-16 half encoded as UTF-8 too.
+    assert prompt_text(doc) == "before \ufffd(\ufffd\ufffd\ufffd!\ufffd\ufffd\ufffd after"
     assert tool_input(doc)["note"] == "x\ufffd\ufffdy"
+    # Verbatim JSON: the reference copies the half as it is, which a lenient reader takes
+    # for U+DFFF; we write the escape that says so in valid JSON.
+    assert tool_input(doc)["half"] == "\udfff"
     assert run_cli("stats", path).returncode == 0
 
 

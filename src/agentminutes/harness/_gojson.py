@@ -33,9 +33,11 @@ __all__ = (
     "GO_SPACE",
     "FieldError",
     "fold_fields",
+    "go_escape_spans",
     "go_escapes",
     "go_trim",
     "go_utf8",
+    "go_utf8_spans",
     "json_kind",
     "normalize_line",
     "number_kind",
@@ -82,19 +84,85 @@ _ESCAPE: Final = re.compile(
 SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _fix_escape(match: re.Match[bytes]) -> bytes:
-    if match.group("low") is not None or (
-        match.group("high") is not None and match.group("pair") is None
-    ):
-        return b"\\ufffd"  # a surrogate half without its other half
-    return match.group()
+#: A Go-decoder's view of a line that differs from its bytes: ``(start, end, verbatim)``
+#: says that ``fed[start:end]`` (what the adapter decodes) stands for ``verbatim`` in
+#: JSON copied as it was (what the reference copies into its output).
+Span = tuple[int, int, bytes]
+
+_HIGH_HALF: Final = frozenset(b"89abAB")
+
+
+def go_escape_spans(line: bytes) -> tuple[bytes, list[Span]]:
+    """*line* with each lone surrogate escape replaced by ``\\ufffd``, and where.
+
+    The replacement has the escape's length, so offsets stay those of *line*;
+    each span's verbatim text is the escape as written. No spans: *line* as is.
+    """
+    spans: list[Span] = [
+        (m.start(), m.end(), m.group())
+        for m in _ESCAPE.finditer(line)
+        if m.group("low") is not None or (m.group("high") is not None and m.group("pair") is None)
+    ]
+    if not spans:
+        return line, spans
+    out = bytearray(line)
+    for start, end, _ in spans:
+        out[start:end] = b"\\ufffd"
+    return bytes(out), spans
 
 
 def go_escapes(line: bytes) -> bytes | None:
     """*line* with each lone surrogate escape replaced by ``\\ufffd`` (same length, so byte
     offsets still match the original), or ``None`` when it has none."""
-    fixed = _ESCAPE.sub(_fix_escape, line)
-    return None if fixed == line else fixed
+    fixed, spans = go_escape_spans(line)
+    return fixed if spans else None
+
+
+#: A run of valid UTF-8 (no surrogates, no overlong forms), or one byte that is not.
+_UTF8_RUN: Final = re.compile(
+    rb"(?:[\x00-\x7f]|[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]"
+    rb"|[\xe1-\xec\xee\xef][\x80-\xbf]{2}|\xed[\x80-\x9f][\x80-\xbf]"
+    rb"|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2})+"
+    rb"|(?P<bad>.)",
+    re.DOTALL,
+)
+_UTF8_SURROGATE: Final = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+_FFFD: Final = "\ufffd".encode()
+
+
+def go_utf8_spans(line: bytes) -> tuple[bytes, list[Span]]:
+    """*line* with invalid UTF-8 replaced as Go decodes a string (U+FFFD per byte), and where.
+
+    A UTF-16 half encoded as UTF-8 (``ED A0 80``), which Go also reads as three
+    U+FFFD, is copied verbatim by the reference, and a lenient reader takes it
+    for that half: its span's verbatim text is the escape (``\\ud800``) that
+    says the same in valid JSON. Other invalid bytes have no span: copied as
+    they are they would make the output invalid, so U+FFFD stays.
+    """
+    out: list[bytes] = []
+    spans: list[Span] = []
+    size = 0
+    skip = 0
+    for m in _UTF8_RUN.finditer(line):
+        if m.group("bad") is None:
+            out.append(m.group())
+            size += m.end() - m.start()
+            continue
+        if skip:  # the continuation bytes of a surrogate taken whole
+            skip -= 1
+            continue
+        at = m.start()
+        half = _UTF8_SURROGATE.match(line, at)
+        if half is not None:
+            code = ord(half.group().decode("utf-8", "surrogatepass"))
+            out.append(_FFFD * 3)
+            spans.append((size, size + 9, b"\\u%04x" % code))
+            size += 9
+            skip = 2
+        else:
+            out.append(_FFFD)
+            size += 3
+    return b"".join(out), spans
 
 
 class FieldError(Exception):

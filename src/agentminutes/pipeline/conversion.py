@@ -23,10 +23,12 @@ from agentminutes.errors import ParseError, SourceError, UsageError
 from agentminutes.harness import Adapter, ParseOptions, adapter_class, detect, is_document_adapter
 from agentminutes.harness._gojson import (
     GO_MAX_DEPTH,
+    GO_SPACE,
     SURROGATE_ESCAPE,
-    go_escapes,
-    go_trim,
+    Span,
+    go_escape_spans,
     go_utf8,
+    go_utf8_spans,
 )
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
@@ -34,7 +36,8 @@ from agentminutes.schema import Event
 
 __all__ = (
     "Conversion",
-    "Escapes",
+    "Rewrite",
+    "Rewrites",
     "clean_line",
     "feed_lines",
     "feed_record",
@@ -47,29 +50,28 @@ _BOM: Final = b"\xef\xbb\xbf"
 
 
 def clean_line(raw: bytes, lineno: int) -> bytes | None:
-    """The record a raw line holds, read as the reference's Go decoder reads it.
+    """The record a raw line holds: its bytes trimmed as the reference's Go reader trims them.
 
     Surrounding white space is trimmed (CRLF included, and Unicode white space
-    such as U+00A0 or U+2028, as Go's ``bytes.TrimSpace`` does), a UTF-8
-    byte-order mark on line 1 is tolerated, and invalid UTF-8 becomes U+FFFD,
-    one per byte, as Go decodes it (so that nothing invalid reaches the
-    output). Returns ``b""`` for a blank line and ``None`` for a line that
-    holds only Unicode white space: both carry no record.
+    such as U+00A0 or U+2028, as Go's ``bytes.TrimSpace`` does) and a UTF-8
+    byte-order mark on line 1 is tolerated. Returns ``b""`` for a blank line
+    and ``None`` for a line that holds only Unicode white space: both carry no
+    record. The bytes are not otherwise changed (see :func:`feed_record`).
     """
     line = raw.strip()
     if lineno == 1 and line.startswith(_BOM):
         line = line[3:].strip()
-    if not line or line.isascii():
-        return line
-    try:
-        text = line.decode()
-    except UnicodeDecodeError:
-        text = go_utf8(line)
-    else:
-        if line[0] < 0x80 and line[-1] < 0x80:
-            return line  # valid, and no white space to trim beyond ASCII's
-    trimmed = go_trim(text)
-    return trimmed.encode() if trimmed else None
+    if not line or (line[0] < 0x80 and line[-1] < 0x80):
+        return line  # no white space to trim beyond ASCII's
+    text = go_utf8(line)
+    head = len(text) - len(text.lstrip(GO_SPACE))
+    tail = len(text) - len(text.rstrip(GO_SPACE))
+    if head + tail >= len(text):
+        return None
+    # White space is valid UTF-8 (never a replaced byte): its length in bytes is exact.
+    start = len(text[:head].encode())
+    end = len(line) - len(text[len(text) - tail :].encode()) if tail else len(line)
+    return line[start:end]
 
 
 def _depth_error(adapter: Adapter, lineno: int) -> ParseError:
@@ -91,32 +93,77 @@ def _depth_error(adapter: Adapter, lineno: int) -> ParseError:
     )
 
 
-class Escapes:
-    """Lines fed with their lone surrogate escapes rewritten, to give events their bytes back.
+class Rewrite:
+    """A line as it is fed to an adapter, where that differs from its bytes.
 
-    Go decodes ``\\ud800`` (a UTF-16 half without its other half) as U+FFFD;
-    msgspec rejects the whole line. Such a line is fed with ``\\ufffd`` in its
-    place (:func:`~agentminutes.harness._gojson.go_escapes`, same length), so its
-    decoded strings hold U+FFFD as the reference's do; the verbatim JSON its
-    events carry (a tool's input, a sidecar), which the reference copies as it
-    was, gets the original bytes back here, also in events an adapter releases
-    lines later.
+    Go's decoder reads what msgspec rejects: invalid UTF-8 (U+FFFD for each
+    byte) and a lone UTF-16 surrogate escape such as ``\\ud800`` (U+FFFD).
+    The adapter is fed ``fed``, the line as Go reads it, so its decoded
+    strings are the reference's. Verbatim JSON cut from ``fed`` (a tool's
+    input, a sidecar) gets back what the reference copies: the escape as
+    written (see :func:`~agentminutes.harness._gojson.go_utf8_spans` for the
+    encoded surrogates); ``spans`` say where.
+    """
+
+    __slots__ = ("fed", "spans")
+
+    def __init__(self, fed: bytes, spans: list[Span]) -> None:
+        self.fed = fed
+        self.spans = spans
+
+    @classmethod
+    def of(cls, line: bytes) -> Rewrite | None:
+        """The rewrite *line* needs to be read as Go reads it, or ``None``."""
+        fed, spans = line, list[Span]()
+        if not line.isascii():
+            try:
+                line.decode()
+            except UnicodeDecodeError:
+                fed, spans = go_utf8_spans(line)
+        if SURROGATE_ESCAPE.search(fed):
+            fed, escapes = go_escape_spans(fed)  # same length: earlier spans still hold
+            spans = sorted(spans + escapes)
+        return None if fed is line else cls(fed, spans)
+
+    def verbatim(self, start: int, end: int) -> bytes:
+        """``fed[start:end]`` with each span inside it as the reference copies it."""
+        parts: list[bytes] = []
+        pos = start
+        for a, b, text in self.spans:
+            if a >= start and b <= end:
+                parts += (self.fed[pos:a], text)
+                pos = b
+        parts.append(self.fed[pos:end])
+        return b"".join(parts)
+
+
+#: What marks verbatim JSON that may hold a rewritten span: U+FFFD or its escape.
+_REWRITTEN: Final = ("\ufffd".encode(), b"\\ufffd")
+
+
+class Rewrites:
+    """The lines a conversion fed rewritten, to give events their verbatim bytes back.
+
+    Events may be released lines after the line they come from (an adapter
+    that holds a whole transcript): every event the conversion hands on is
+    restored while any rewritten line has spans.
     """
 
     __slots__ = ("_lines",)
 
     def __init__(self) -> None:
-        self._lines: list[tuple[bytes, bytes]] = []
+        self._lines: list[Rewrite] = []
 
     def __bool__(self) -> bool:
         return bool(self._lines)
 
-    def add(self, fixed: bytes, original: bytes) -> None:
-        """Remember that *original* was fed as *fixed*."""
-        self._lines.append((fixed, original))
+    def add(self, rewrite: Rewrite) -> None:
+        """Remember *rewrite* (only one with spans needs restoring)."""
+        if rewrite.spans:
+            self._lines.append(rewrite)
 
     def restore(self, events: list[Event]) -> list[Event]:
-        """Put the original bytes back into the verbatim JSON of *events* (in place)."""
+        """Put the verbatim bytes back into the verbatim JSON of *events* (in place)."""
         if self._lines:
             for event in events:
                 self._restore(event)
@@ -125,11 +172,11 @@ class Escapes:
     def _restore(self, value: object) -> object:
         if isinstance(value, Raw):
             data = bytes(value)
-            if b"\\ufffd" in data:
-                for fixed, original in self._lines:
-                    at = fixed.find(data)
+            if _REWRITTEN[0] in data or _REWRITTEN[1] in data:
+                for rewrite in self._lines:
+                    at = rewrite.fed.find(data)
                     if at >= 0:
-                        return Raw(original[at : at + len(data)])
+                        return Raw(rewrite.verbatim(at, at + len(data)))
             return value
         if isinstance(value, list):
             for i, item in enumerate(value):
@@ -149,25 +196,26 @@ class Escapes:
 
 
 def feed_record(
-    adapter: Adapter, line: bytes, lineno: int, escapes: Escapes | None = None
+    adapter: Adapter, line: bytes, lineno: int, rewrites: Rewrites | None = None
 ) -> list[Event]:
     """Feed one cleaned line (see :func:`clean_line`) to *adapter*; the events it completes.
 
-    A line with a lone UTF-16 surrogate escape is fed as Go reads it (see
-    :class:`Escapes`): with *escapes* given it is remembered there, for the
+    A line Go would read differently from its bytes is fed as Go reads it (see
+    :class:`Rewrite`): with *rewrites* given it is remembered there, for the
     caller to restore what the adapter releases; without, the events of this
     line are restored at once. A value nested too deep to decode is a
     :class:`ParseError` for the line.
     """
     try:
-        if SURROGATE_ESCAPE.search(line):
-            fixed = go_escapes(line)
-            if fixed is not None:
-                held = escapes if escapes is not None else Escapes()
-                held.add(fixed, line)
-                events = adapter.feed(fixed, lineno)
-                return events if escapes is not None else held.restore(events)
-        return adapter.feed(line, lineno)
+        if line.isascii() and b"\\u" not in line:
+            return adapter.feed(line, lineno)
+        rewrite = Rewrite.of(line)
+        if rewrite is None:
+            return adapter.feed(line, lineno)
+        held = rewrites if rewrites is not None else Rewrites()
+        held.add(rewrite)
+        events = adapter.feed(rewrite.fed, lineno)
+        return events if rewrites is not None else held.restore(events)
     except RecursionError:
         raise _depth_error(adapter, lineno) from None
 
@@ -176,17 +224,17 @@ def feed_lines(
     adapter: Adapter,
     lines: LineBatch,
     on_white_space: Callable[[int], None] | None = None,
-    escapes: Escapes | None = None,
+    rewrites: Rewrites | None = None,
 ) -> list[Event]:
     """Feed a batch of raw lines to *adapter*; return the events they complete.
 
     Each line is read by :func:`clean_line` and fed by :func:`feed_record`;
     blank lines are passed over (they count toward line numbers only) and lines
     of only Unicode white space are reported to *on_white_space*. The events
-    get the bytes of rewritten escapes back (from *escapes*, when the caller
-    keeps them across batches).
+    get the verbatim bytes of rewritten lines back (from *rewrites*, when the
+    caller keeps them across batches).
     """
-    held = escapes if escapes is not None else Escapes()
+    held = rewrites if rewrites is not None else Rewrites()
     out: list[Event] = []
     extend = out.extend
     try:
@@ -211,7 +259,7 @@ FINAL_BATCH_EVENTS: Final = 4096
 
 
 def _final_batches(
-    events: list[Event], adapter: Adapter, escapes: Escapes
+    events: list[Event], adapter: Adapter, rewrites: Rewrites
 ) -> Iterator[list[Event]]:
     """The events of the last lines and of ``adapter.finish()``, in bounded batches.
 
@@ -224,13 +272,13 @@ def _final_batches(
         for ev in drain():
             events.append(ev)
             if len(events) >= FINAL_BATCH_EVENTS:
-                yield escapes.restore(events)
+                yield rewrites.restore(events)
                 events = []
     except RecursionError:
         error = _depth_error(adapter, 0)
-        error.partial = escapes.restore(events)
+        error.partial = rewrites.restore(events)
         raise error from None
-    yield escapes.restore(events)
+    yield rewrites.restore(events)
 
 
 @dataclass
@@ -253,13 +301,13 @@ class Conversion:
     #: Lines that held only Unicode white space (U+00A0, U+2028 …): passed over as
     #: blank, as the reference does, and counted here (not in the report).
     white_space_lines: int = 0
-    _escapes: Escapes = field(default_factory=Escapes, repr=False)
+    _rewrites: Rewrites = field(default_factory=Rewrites, repr=False)
 
     def _white_space(self, lineno: int) -> None:
         self.white_space_lines += 1
 
     def _lines(self, adapter: Adapter, lines: LineBatch) -> list[Event]:
-        return feed_lines(adapter, lines, self._white_space, self._escapes)
+        return feed_lines(adapter, lines, self._white_space, self._rewrites)
 
     def _check_pending(self, adapter: Adapter, splitter: LineSplitter) -> None:
         # A record never holds a raw NUL byte: a long line with one is binary
@@ -320,7 +368,7 @@ class Conversion:
                 adapter = self._start(b"")
             tail = splitter.flush()
             last = self._lines(adapter, tail) if tail else []
-            for events in _final_batches(last, adapter, self._escapes):
+            for events in _final_batches(last, adapter, self._rewrites):
                 yield Batch(events, splitter.lineno)
         except ParseError as exc:
             error = self._error(exc)
@@ -346,7 +394,7 @@ class Conversion:
                 adapter = self._start(b"")
             tail = splitter.flush()
             last = self._lines(adapter, tail) if tail else []
-            for events in _final_batches(last, adapter, self._escapes):
+            for events in _final_batches(last, adapter, self._rewrites):
                 yield Batch(events, splitter.lineno)
         except ParseError as exc:
             error = self._error(exc)
