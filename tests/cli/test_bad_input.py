@@ -119,10 +119,13 @@ def test_values_nested_as_deep_as_the_reference_reads_are_read(tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr
     [line] = [x for x in proc.stdout.splitlines() if b'"tool_call"' in x][:1]
     assert b"[" * 9_990 + b"]" * 9_990 in line
-    whole = run_cli("convert", path)
-    assert whole.returncode == 0, whole.stderr
-    assert b"[" * 9_990 in whole.stdout.replace(b"\n", b"").replace(b" ", b"")
     assert run_cli("stats", path).returncode == 0
+    # The whole document is indented level by level, its size the square of the depth:
+    # past the default recursion limit is deep enough to show it is written.
+    shallower = with_deep_input(tmp_path, 2_500)
+    whole = run_cli("convert", shallower)
+    assert whole.returncode == 0, whole.stderr
+    assert b"[" * 2_500 in whole.stdout.replace(b"\n", b"").replace(b" ", b"")
     # Detection reads a deep first record too.
     lines = lines_of(path)
     first = json.loads(lines[0])
@@ -282,17 +285,14 @@ def damaged_stores(tmp_path: Path) -> list[Path]:
     """The fixture turns.db with wrong types, invalid UTF-8 and lost rows, then cut and flipped."""
     out = []
     edits = [
-        "UPDATE blocks SET payload_json = X'ff00626c6f62'",
-        "UPDATE blocks SET payload_json = CAST(X'7b2274657874223a2268c328227d' AS TEXT)",
+        "UPDATE blocks SET payload_json = X'ff00626c6f62', kind = 42, role = X'c328'",
+        "UPDATE blocks SET payload_json = CAST(X'7b2274657874223a2268c328227d' AS TEXT),"
+        " first_seen_at_ms = 'soon', block_metadata_json = 7",
         "UPDATE blocks SET payload_json = '{'",
-        "UPDATE blocks SET payload_json = '{\"text\":' || '\"x\"' || ',\"args\":3.5}'",
-        "UPDATE blocks SET kind = 42",
-        "UPDATE blocks SET first_seen_at_ms = 'soon', block_metadata_json = 7",
-        "UPDATE turns SET turn_created_at_ms = '2025-01-01', turn_metadata_json = X'00ff'",
-        "UPDATE turns SET conv_id = 5",
-        "UPDATE turn_block_membership SET snapshot_created_at_ms = 'x' || rowid, ordinal = 'y'",
-        "UPDATE turn_block_membership SET phase = X'ff', block_id = rowid + 0.5",
-        "DELETE FROM turn_block_membership",
+        "UPDATE turns SET turn_created_at_ms = '2025-01-01', turn_metadata_json = X'00ff',"
+        " conv_id = 5",
+        "UPDATE turn_block_membership SET snapshot_created_at_ms = 'x' || rowid, ordinal = 'y',"
+        " phase = X'ff', block_id = rowid + 0.5",
         "DELETE FROM blocks",
     ]
     for i, sql in enumerate(edits):
@@ -304,7 +304,7 @@ def damaged_stores(tmp_path: Path) -> list[Path]:
         out.append(path)
     data = TURNS_DB.read_bytes()
     rng = random.Random(11)
-    for i in range(3):
+    for i in range(2):
         cut = tmp_path / f"cut-{i}.db"
         cut.write_bytes(data[: rng.randrange(100, len(data))])
         flipped = bytearray(data)
@@ -317,7 +317,7 @@ def damaged_stores(tmp_path: Path) -> list[Path]:
 
 def test_a_damaged_turns_db_is_json_or_one_error_line(tmp_path: Path) -> None:
     for i, path in enumerate(damaged_stores(tmp_path)):
-        verbs = [("convert", "--all")] + ([("detect",)] if i % 3 == 0 else [])
+        verbs = [("convert", "--all")] + ([("detect",)] if i % 2 == 0 else [])
         for verb in verbs:
             proc = run_cli(*verb, path)
             if proc.returncode == 0:
