@@ -296,7 +296,7 @@ def test_the_last_of_a_repeated_value_wins_and_lists_collect() -> None:
     )
     assert values["fmt"] == "jsonl"
     assert values["promote"] == ["a", "b"]
-    assert values["transcript"] == "x"
+    assert values["transcripts"] == ["x"]
     # the word after an option that takes a value is its value, even if it starts with "-"
     assert parse(convert, ["--harness-version", "-1", "x"])["harness_version"] == "-1"
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+from functools import partial
+from typing import IO, Any
 
 import anyio
 
+from agentminutes.cli.many import run_many, transcript_list
 from agentminutes.errors import UsageError
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Stage, apply_stages
@@ -41,24 +43,44 @@ async def _convert(fmt: str, output: str | None, job: Feed) -> None:
         return
     if fmt == "jsonl":
         with open_output(output, atomic=False) as stream:
-            jsonl = JsonlSink(stream, flush=output is None)
-            events = 0
-            async for batch in job.batches:
-                events += len(batch.events)
-                await jsonl.send(batch)
-            await jsonl.aclose()
+            events = await _write_jsonl(stream, job, flush=output is None)
         _skip_summary(events, job.skipped(), job.white_space())
         return
     with open_output(output, atomic=True) as stream:
-        sink = SessionJsonSink(stream)
-        async for batch in job.batches:
-            await sink.send(batch)
-        sink.finish(job.skipped())
-        await sink.aclose()
+        await _write_session(stream, job)
+
+
+async def _write_jsonl(stream: IO[bytes], job: Feed, *, flush: bool) -> int:
+    """Write *job*'s events as JSONL; return how many."""
+    jsonl = JsonlSink(stream, flush=flush)
+    events = 0
+    async for batch in job.batches:
+        events += len(batch.events)
+        await jsonl.send(batch)
+    await jsonl.aclose()
+    return events
+
+
+async def _write_session(stream: IO[bytes], job: Feed, indent: int = 2) -> int:
+    """Write *job* as the whole-session JSON document; return its event count."""
+    sink = SessionJsonSink(stream, indent=indent)
+    events = 0
+    async for batch in job.batches:
+        events += len(batch.events)
+        await sink.send(batch)
+    sink.finish(job.skipped())
+    await sink.aclose()
+    return events
 
 
 async def _convert_acp(output: str | None, job: Feed) -> None:
     """Stream the session as ACP ``session/update`` notifications, one JSON-RPC message a line."""
+    with open_output(output, atomic=False) as stream:
+        await _write_acp(stream, job, flush=output is None)
+
+
+async def _write_acp(stream: IO[bytes], job: Feed, *, flush: bool) -> int:
+    """Write *job* as ACP notifications, then its skip and ACP summaries; return its events."""
     import msgspec
 
     from agentminutes.export.acp import Notification, Projector, SessionNotification
@@ -66,23 +88,23 @@ async def _convert_acp(output: str | None, job: Feed) -> None:
     projector = Projector()
     encoder = msgspec.json.Encoder()
     events = 0
-    with open_output(output, atomic=False) as stream:
-        buf = bytearray()
-        async for batch in job.batches:
-            del buf[:]
-            for ev in batch.events:
-                for update in projector.project(ev):
-                    params = SessionNotification(projector.session_id, update)
-                    encoder.encode_into(Notification(params=params), buf, -1)
-                    buf += b"\n"
-            events += len(batch.events)
-            if buf:
-                stream.write(buf)
-                if output is None:
-                    stream.flush()
-        stream.flush()
+    buf = bytearray()
+    async for batch in job.batches:
+        del buf[:]
+        for ev in batch.events:
+            for update in projector.project(ev):
+                params = SessionNotification(projector.session_id, update)
+                encoder.encode_into(Notification(params=params), buf, -1)
+                buf += b"\n"
+        events += len(batch.events)
+        if buf:
+            stream.write(buf)
+            if flush:
+                stream.flush()
+    stream.flush()
     _skip_summary(events, job.skipped(), job.white_space())
     print(f"agentminutes: acp: {projector.report().summary()}", file=sys.stderr)
+    return events
 
 
 async def _convert_all(
@@ -108,6 +130,14 @@ async def _convert_all(
             for k, v in counts.items():
                 skipped[k] = skipped.get(k, 0) + v
     _skip_summary(events, skipped, sessions=f"{sessions} sessions, ")
+
+
+def _with_white_space(job: Feed) -> dict[str, int]:
+    """*job*'s skip counts, white-space lines among them (as the summary line names them)."""
+    counts = dict(job.skipped())
+    if white_space := job.white_space():
+        counts["(white-space line)"] = white_space
+    return counts
 
 
 def _skip_summary(
@@ -152,7 +182,7 @@ async def _stats(output: str | None, job: Feed) -> None:
 
 
 def run_convert(
-    transcript: str,
+    transcripts: Sequence[str] | None = None,
     *,
     fmt: str = "json",
     output: str | None = None,
@@ -165,28 +195,90 @@ def run_convert(
     text_form: str = "bare",
     conversation: str | None = None,
     every: bool = False,
-) -> None:
+    paths_from: str | None = None,
+    to_dir: str | None = None,
+) -> int | None:
     """``agentminutes convert``: the whole session (json), its events (jsonl), its ACP
-    ``session/update`` notifications (acp), or every session."""
+    ``session/update`` notifications (acp), or every session; of one transcript or several."""
     if fmt not in ("json", "jsonl", "acp"):
         raise UsageError(f'unknown format "{fmt}" (want json, jsonl or acp)')
-    refuse_inputs(output, [transcript])
+    paths = transcript_list(transcripts, paths_from)
     options = _options(harness_version, permissive, keep_raw, text_form)
     stages = build_stages(promote=promote or (), max_payload_bytes=max_payload_bytes)
+    if every and fmt != "json":
+        raise UsageError(
+            f"--all writes one whole session per line; it does not combine with --format {fmt}"
+        )
+    if len(paths) > 1 or paths_from is not None or to_dir is not None:
+        return _convert_many(
+            paths, fmt, output, to_dir, every, conversation, harness, options, stages
+        )
+    transcript = paths[0]
+    refuse_inputs(output, [transcript])
     if every:
         if conversation:
             raise UsageError("--all converts every conversation; drop --conversation, or --all")
-        if fmt != "json":
-            raise UsageError(
-                f"--all writes one whole session per line; it does not combine with --format {fmt}"
-            )
         anyio.run(_convert_all, transcript, output, harness, options, stages)
-        return
+        return None
     anyio.run(_convert, fmt, output, _feed(transcript, harness, options, stages, conversation))
+    return None
+
+
+def _many_checks(output: str | None, to_dir: str | None, conversation: str | None) -> None:
+    if output is not None and to_dir is not None:
+        raise UsageError("-o writes one output and --to-dir one file per transcript; choose one")
+    if conversation:
+        raise UsageError(
+            "--conversation picks a conversation of one source; with several transcripts use "
+            "--all, or convert that source on its own"
+        )
+
+
+def _convert_many(
+    paths: list[str],
+    fmt: str,
+    output: str | None,
+    to_dir: str | None,
+    every: bool,
+    conversation: str | None,
+    harness: str,
+    options: ParseOptions,
+    stages: list[Stage],
+) -> int:
+    """Several transcripts: one whole session per line (as ``--all``), or one file each."""
+    _many_checks(output, to_dir, conversation)
+    if to_dir is None and fmt != "json":
+        raise UsageError(
+            f"several transcripts with --format {fmt} need --to-dir DIR (one file each); "
+            "--format json writes one whole session per line"
+        )
+    # In --to-dir a transcript's file is what convert writes for it alone.
+    indent = 0 if to_dir is None or every else 2
+
+    async def one(transcript: str, stream: IO[bytes]) -> tuple[int, int, dict[str, int]]:
+        sessions = events = 0
+        skipped: dict[str, int] = {}
+        for feed in feeds(transcript, harness, options, every=every):
+            job = Feed(apply_stages(feed.batches, stages), feed.skipped, feed.white_space)
+            if fmt == "jsonl":
+                events += await _write_jsonl(stream, job, flush=False)
+            elif fmt == "acp":
+                events += await _write_acp(stream, job, flush=False)
+            else:
+                events += await _write_session(stream, job, indent)
+            sessions += 1
+            for k, v in _with_white_space(job).items():
+                skipped[k] = skipped.get(k, 0) + v
+        return sessions, events, skipped
+
+    kind = "all" if every else fmt
+    outcome = anyio.run(partial(run_many, paths, one, output=output, to_dir=to_dir, kind=kind))
+    print(outcome.summary(), file=sys.stderr)
+    return 1 if outcome.failed else 0
 
 
 def run_stats(
-    transcript: str,
+    transcripts: Sequence[str] | None = None,
     *,
     output: str | None = None,
     harness: str = "auto",
@@ -198,9 +290,51 @@ def run_stats(
     include_subagents: bool = False,
     root: str | None = None,
     all_subagents: bool = False,
-) -> None:
+    paths_from: str | None = None,
+    to_dir: str | None = None,
+) -> int | None:
     """``agentminutes stats``: the behavioural summary of one session (or, with
-    ``include_subagents``, of its whole task)."""
+    ``include_subagents``, of its whole task); of one transcript or several."""
+    paths = transcript_list(transcripts, paths_from)
+    if len(paths) > 1 or paths_from is not None or to_dir is not None:
+        _many_checks(output, to_dir, conversation)
+        if include_subagents and conversation:
+            raise UsageError("--include-subagents reads transcripts; drop --conversation")
+        indent = 0 if to_dir is None else 2
+        options = _options(harness_version, permissive, False, text_form)
+        stages = build_stages(promote=promote or ())
+
+        async def one(transcript: str, stream: IO[bytes]) -> tuple[int, int, dict[str, int]]:
+            if include_subagents:
+                stream.write(
+                    _task_stats_json(
+                        transcript,
+                        indent,
+                        harness=harness,
+                        root=root,
+                        all_subagents=all_subagents,
+                        permissive=permissive,
+                        harness_version=harness_version,
+                        text_form=text_form,
+                        promote=list(promote or []),
+                    )
+                )
+                return 1, 0, {}
+            job = _feed(transcript, harness, options, stages, None)
+            sink = StatsSink(stream, indent=indent)
+            events = 0
+            async for batch in job.batches:
+                events += len(batch.events)
+                await sink.send(batch)
+            sink.finish()
+            return 1, events, _with_white_space(job)
+
+        outcome = anyio.run(
+            partial(run_many, paths, one, output=output, to_dir=to_dir, kind="stats")
+        )
+        print(outcome.summary(), file=sys.stderr)
+        return 1 if outcome.failed else 0
+    transcript = paths[0]
     refuse_inputs(output, [transcript])
     if include_subagents:
         if conversation:
@@ -216,15 +350,23 @@ def run_stats(
             text_form=text_form,
             promote=list(promote or []),
         )
-        return
+        return None
     options = _options(harness_version, permissive, False, text_form)
     job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
     anyio.run(_stats, output, job)
+    return None
 
 
-def _task_stats(
+def _task_stats(transcript: str, output: str | None, **values: Any) -> None:
+    """``stats --include-subagents``: the task summary (see :mod:`agentminutes.discovery.task`)."""
+    data = _task_stats_json(transcript, 2, **values)
+    with open_output(output, atomic=True) as stream:
+        stream.write(data)
+
+
+def _task_stats_json(
     transcript: str,
-    output: str | None,
+    indent: int,
     *,
     harness: str,
     root: str | None,
@@ -233,8 +375,8 @@ def _task_stats(
     harness_version: str,
     text_form: str,
     promote: list[str],
-) -> None:
-    """``stats --include-subagents``: the task summary (see :mod:`agentminutes.discovery.task`)."""
+) -> bytes:
+    """The task summary of *transcript* as JSON (*indent* 0: one line); notes go to stderr."""
     import msgspec
 
     from agentminutes.discovery.task import nested_left_out, task_stats_sync
@@ -252,16 +394,16 @@ def _task_stats(
         promote=promote,
     )
     encoded = msgspec.json.Encoder(order="deterministic").encode(task)
-    data = msgspec.json.format(encoded, indent=2) + b"\n"
-    with open_output(output, atomic=True) as stream:
-        stream.write(data)
+    data = msgspec.json.format(encoded, indent=indent) if indent else encoded
     left_out = nested_left_out(task, all_subagents)
     if left_out:
+        named = f"{transcript}: " if indent == 0 else ""
         print(
-            f"agentminutes: note: {left_out} subagent transcripts nested below "
+            f"agentminutes: note: {named}{left_out} subagent transcripts nested below "
             "subagents/ (workflow agents) are not counted; --all-subagents adds them",
             file=sys.stderr,
         )
+    return data + b"\n"
 
 
 def run_detect(transcript: str) -> None:

@@ -237,6 +237,29 @@ def _seconds(text: str) -> float:
 # -- shared arguments and options ----------------------------------------------------------
 
 TRANSCRIPT: Final = Argument("transcript", "TRANSCRIPT", 'Transcript file, or "-" for stdin.')
+#: ``convert`` and ``stats``: several transcripts in one process (one start-up for a whole list).
+TRANSCRIPTS: Final = Argument(
+    "transcripts",
+    "TRANSCRIPT",
+    'Transcript files, or "-" alone for stdin. Several: one result per line, or one file '
+    "each with --to-dir.",
+    many=True,
+    required=False,
+)
+PATHS_FROM: Final = value(
+    "--paths-from",
+    "FILE",
+    'Also read transcript paths from FILE, one per line ("-": stdin, e.g. from sessions); '
+    "output is then one result per line even for one path.",
+    complete="file",
+)
+TO_DIR: Final = value(
+    "--to-dir",
+    "DIR",
+    "Write one file per transcript into DIR (created if missing), named STEM.HASH.EXT (HASH "
+    "from the transcript's path, so names never collide); prints TRANSCRIPT<TAB>FILE per file.",
+    complete="dir",
+)
 OUTPUT: Final = value(
     ("-o", "--output"), "FILE", "Write to FILE instead of stdout.", complete="file"
 )
@@ -299,7 +322,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "Convert a transcript to the normalized session (json), its event stream (jsonl) "
         "or ACP updates (acp).",
         run="agentminutes.cli.commands:run_convert",
-        arguments=(TRANSCRIPT,),
+        arguments=(TRANSCRIPTS,),
         options=(
             choice(
                 "--format",
@@ -320,13 +343,19 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 help="Convert every conversation of the source: one whole session JSON per line.",
                 dest="every",
             ),
+            PATHS_FROM,
+            TO_DIR,
         ),
+        description="Several transcripts (or --paths-from) write one whole session JSON per "
+        "line, as --all does; --format jsonl and acp need --to-dir then. A transcript that "
+        "fails gets its error line on stderr (naming it), the others are still written, and "
+        "the exit status is 1.",
     ),
     Command(
         ("stats",),
         "Summarize a session: tool mix, bytes retrieved, latency, tokens, models, final answer.",
         run="agentminutes.cli.commands:run_stats",
-        arguments=(TRANSCRIPT,),
+        arguments=(TRANSCRIPTS,),
         options=(
             OUTPUT,
             *SOURCE,
@@ -350,7 +379,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "reference CLI leaves them out).",
                 requires="--include-subagents",
             ),
+            PATHS_FROM,
+            TO_DIR,
         ),
+        description="Several transcripts (or --paths-from) write one stats object per line. "
+        "A transcript that fails gets its error line on stderr (naming it), the others are "
+        "still written, and the exit status is 1.",
     ),
     Command(
         ("detect",),

@@ -1,0 +1,209 @@
+"""Several transcripts in one process: ``convert`` and ``stats`` over a list of paths.
+
+``xargs agentminutes convert`` (without ``-n1``) pays one interpreter start-up
+for the whole list instead of one per transcript. With several transcripts
+(or ``--paths-from``) each one's result is one line of the output — the
+whole-session JSON document ``--all`` writes, or one stats object — or one
+file of its own in ``--to-dir``. A transcript that fails does not stop the
+others: its error goes to stderr as one line naming it, and the run exits 1
+once they are all done. A session's line is written only once it is complete,
+so a transcript failing half-way leaves no partial line behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import IO
+
+from agentminutes.errors import AgentminutesError, UsageError, one_line
+
+__all__ = ("Outcome", "output_name", "read_paths", "run_many", "transcript_list")
+
+#: The output file's extension per kind of result (``--to-dir``).
+EXTENSIONS = {
+    "json": ".json",
+    "jsonl": ".jsonl",
+    "acp": ".acp.jsonl",
+    "all": ".sessions.jsonl",
+    "stats": ".stats.json",
+}
+#: The transcript extensions dropped from a file's name to make its output's stem.
+_SOURCE_EXTENSIONS = (".jsonl", ".json", ".zip", ".db", ".sqlite")
+
+
+def read_paths(source: str) -> list[str]:
+    """The transcript paths in *source* (``"-"``: stdin), one per line; blank lines skipped.
+
+    Raises:
+        UsageError: the list cannot be read.
+    """
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(source, "rb") as f:
+                data = f.read()
+    except OSError as exc:
+        raise UsageError(f"--paths-from {source}: {exc.strerror or exc}") from None
+    # Paths are bytes to the system: undecodable ones come back as they were written.
+    return [os.fsdecode(line) for line in data.split(b"\n") if line.strip(b"\r \t")]
+
+
+def transcript_list(transcripts: Sequence[str] | None, paths_from: str | None) -> list[str]:
+    """The transcripts to read: the arguments, then those listed in *paths_from*.
+
+    Raises:
+        UsageError: none at all, or ``-`` (stdin) given beside other transcripts.
+    """
+    paths = list(transcripts or [])
+    if paths_from is not None:
+        if paths_from == "-" and "-" in paths:
+            raise UsageError(
+                '--paths-from - reads paths from stdin; "-" cannot also be a transcript'
+            )
+        paths += [p.rstrip("\r") for p in read_paths(paths_from)]
+    if not paths:
+        if paths_from is not None:
+            raise UsageError(f"--paths-from {paths_from}: lists no transcript")
+        raise UsageError("missing TRANSCRIPT (a transcript path, several, or --paths-from FILE)")
+    if len(paths) > 1 and "-" in paths:
+        raise UsageError('"-" (stdin) is a transcript only on its own; give the others as paths')
+    return paths
+
+
+def output_name(transcript: str, kind: str) -> str:
+    """The file ``--to-dir`` writes *transcript*'s result to: ``STEM.HASH.EXT``.
+
+    HASH (8 hex digits of the SHA-256 of the transcript's real path) keeps
+    apart transcripts with the same name in different folders (Copilot CLI's
+    ``events.jsonl``, Antigravity's ``transcript_full.jsonl``), also across the
+    several processes ``xargs`` may start; the same transcript always gets
+    the same name, so a re-run replaces its file.
+    """
+    if transcript == "-":
+        return "stdin" + EXTENSIONS[kind]
+    base = os.path.basename(transcript.rstrip("/" + os.sep)) or "transcript"
+    for ext in _SOURCE_EXTENSIONS:
+        if base.endswith(ext) and len(base) > len(ext):
+            base = base[: -len(ext)]
+            break
+    real = os.path.realpath(transcript)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:8]
+    return f"{base}.{digest}{EXTENSIONS[kind]}"
+
+
+class Outcome:
+    """What a run over several transcripts did: their counts and the failures."""
+
+    def __init__(self) -> None:
+        self.transcripts = 0
+        self.failed = 0
+        self.sessions = 0
+        self.events = 0
+        self.skipped: dict[str, int] = {}
+
+    def add(self, sessions: int, events: int, skipped: dict[str, int]) -> None:
+        """Count one transcript's sessions, events and skipped records."""
+        self.sessions += sessions
+        self.events += events
+        for k, v in skipped.items():
+            self.skipped[k] = self.skipped.get(k, 0) + v
+
+    def summary(self) -> str:
+        """The stderr line after the run."""
+        failed = f" ({self.failed} failed)" if self.failed else ""
+        text = (
+            f"agentminutes: {self.transcripts} transcripts{failed}, {self.sessions} sessions, "
+            f"{self.events} events, {sum(self.skipped.values())} skipped records"
+        )
+        if self.skipped:
+            text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items())) + ")"
+        return text
+
+
+def _error_line(transcript: str, exc: BaseException) -> str:
+    text = str(exc)
+    shown = "<stdin>" if transcript == "-" else transcript
+    if not text.startswith(shown):
+        text = f"{shown}: {text}"
+    return f"Error: {one_line(text)}"
+
+
+#: Converts one transcript: writes its result to the stream, returns (sessions, events, skips).
+OneRun = Callable[[str, IO[bytes]], Awaitable[tuple[int, int, dict[str, int]]]]
+
+
+async def run_many(
+    transcripts: Sequence[str],
+    one: OneRun,
+    *,
+    output: str | None,
+    to_dir: str | None,
+    kind: str,
+) -> Outcome:
+    """Run *one* over every transcript: each result a line of *output*, or a file in *to_dir*.
+
+    A transcript's result is made in memory and written whole, so one that
+    fails midway leaves nothing of itself behind; its error is printed and
+    the others go on.
+    """
+    from agentminutes.sinks.output import open_output
+
+    outcome = Outcome()
+    if to_dir is None:
+        with open_output(output, atomic=output is not None, inputs=transcripts) as stream:
+            for transcript in transcripts:
+                outcome.transcripts += 1
+                held = io.BytesIO()
+                if await _one_guarded(transcript, one, held, outcome):
+                    stream.write(held.getvalue())
+                    if output is None:
+                        stream.flush()
+        return outcome
+    try:
+        os.makedirs(to_dir, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--to-dir {to_dir}: {exc.strerror or exc}") from None
+    for transcript in transcripts:
+        outcome.transcripts += 1
+        target = os.path.join(to_dir, output_name(transcript, kind))
+        try:
+            with open_output(target, atomic=True, inputs=[transcript]) as file:
+                done = await _one_guarded(transcript, one, file, outcome, reraise=True)
+        except AgentminutesError as exc:  # the output file itself (raised on closing it)
+            _failed(transcript, exc, outcome)
+            continue
+        except _Failed:
+            continue  # reported; the atomic file was not put in place
+        if done:
+            sys.stdout.write(f"{transcript}\t{target}\n")
+            sys.stdout.flush()
+    return outcome
+
+
+class _Failed(Exception):
+    """A transcript failed and was reported; undo its output."""
+
+
+def _failed(transcript: str, exc: BaseException, outcome: Outcome) -> None:
+    outcome.failed += 1
+    print(_error_line(transcript, exc), file=sys.stderr, flush=True)
+
+
+async def _one_guarded(
+    transcript: str, one: OneRun, stream: IO[bytes], outcome: Outcome, *, reraise: bool = False
+) -> bool:
+    """Run *one* on *transcript*; report a failure (and with *reraise*, raise :class:`_Failed`)."""
+    try:
+        counts = await one(transcript, stream)
+    except AgentminutesError as exc:
+        _failed(transcript, exc, outcome)
+        if reraise:
+            raise _Failed from None
+        return False
+    outcome.add(*counts)
+    return True
