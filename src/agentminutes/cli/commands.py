@@ -7,11 +7,9 @@ Each takes the command's arguments and options as keyword arguments (see
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from functools import partial
-from typing import IO, Any
-
-import anyio
+from typing import IO, Any, TypeVar
 
 from agentminutes.cli.many import run_many, transcript_list
 from agentminutes.errors import UsageError
@@ -25,6 +23,30 @@ from agentminutes.stages import build_stages
 __all__ = ("run_archive", "run_convert", "run_detect", "run_sessions", "run_stats")
 
 
+_T = TypeVar("_T")
+
+
+def _run(main: Callable[[], Coroutine[Any, Any, _T]], transcripts: Sequence[str]) -> _T:
+    """Run a command's coroutine; without an event loop unless a transcript is stdin.
+
+    Transcripts on paths are read synchronously (``feeds(..., sync=True)``) and
+    the sinks and built-in stages never wait, so the coroutine completes in
+    one step: the async stack (asyncio, anyio, aiofiles), a third of a small
+    convert's start-up, is never imported. Stdin is read asynchronously.
+    """
+    if "-" in transcripts:
+        import anyio
+
+        return anyio.run(main)
+    step = main()
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    step.close()
+    raise RuntimeError("a command step waited on I/O while reading a file synchronously")
+
+
 def _feed(
     transcript: str,
     harness: str,
@@ -33,7 +55,7 @@ def _feed(
     conversation: str | None,
 ) -> Feed:
     """The one session *transcript* is (or the one chosen in it), stages applied."""
-    feed = next(feeds(transcript, harness, options, conversation))
+    feed = next(feeds(transcript, harness, options, conversation, sync=True))
     return Feed(apply_stages(feed.batches, stages), feed.skipped, feed.white_space)
 
 
@@ -118,7 +140,7 @@ async def _convert_all(
     sessions = events = 0
     skipped: dict[str, int] = {}
     with open_output(output, atomic=output is not None) as stream:
-        for feed in feeds(transcript, harness, options, every=True):
+        for feed in feeds(transcript, harness, options, every=True, sync=True):
             sink = SessionJsonSink(stream, indent=0)
             async for batch in apply_stages(feed.batches, stages):
                 events += len(batch.events)
@@ -218,9 +240,10 @@ def run_convert(
     if every:
         if conversation:
             raise UsageError("--all converts every conversation; drop --conversation, or --all")
-        anyio.run(_convert_all, transcript, output, harness, options, stages)
+        _run(partial(_convert_all, transcript, output, harness, options, stages), [transcript])
         return None
-    anyio.run(_convert, fmt, output, _feed(transcript, harness, options, stages, conversation))
+    job = _feed(transcript, harness, options, stages, conversation)
+    _run(partial(_convert, fmt, output, job), [transcript])
     return None
 
 
@@ -258,7 +281,7 @@ def _convert_many(
     async def one(transcript: str, stream: IO[bytes]) -> tuple[int, int, dict[str, int]]:
         sessions = events = 0
         skipped: dict[str, int] = {}
-        for feed in feeds(transcript, harness, options, every=every):
+        for feed in feeds(transcript, harness, options, every=every, sync=True):
             job = Feed(apply_stages(feed.batches, stages), feed.skipped, feed.white_space)
             if fmt == "jsonl":
                 events += await _write_jsonl(stream, job, flush=False)
@@ -272,7 +295,7 @@ def _convert_many(
         return sessions, events, skipped
 
     kind = "all" if every else fmt
-    outcome = anyio.run(partial(run_many, paths, one, output=output, to_dir=to_dir, kind=kind))
+    outcome = _run(partial(run_many, paths, one, output=output, to_dir=to_dir, kind=kind), paths)
     print(outcome.summary(), file=sys.stderr)
     return 1 if outcome.failed else 0
 
@@ -329,8 +352,8 @@ def run_stats(
             sink.finish()
             return 1, events, _with_white_space(job)
 
-        outcome = anyio.run(
-            partial(run_many, paths, one, output=output, to_dir=to_dir, kind="stats")
+        outcome = _run(
+            partial(run_many, paths, one, output=output, to_dir=to_dir, kind="stats"), paths
         )
         print(outcome.summary(), file=sys.stderr)
         return 1 if outcome.failed else 0
@@ -353,7 +376,7 @@ def run_stats(
         return None
     options = _options(harness_version, permissive, False, text_form)
     job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
-    anyio.run(_stats, output, job)
+    _run(partial(_stats, output, job), [transcript])
     return None
 
 

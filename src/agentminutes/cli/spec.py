@@ -389,7 +389,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         ("detect",),
         "Print the harness that wrote a transcript and how sure detection is.",
-        run="agentminutes.cli.commands:run_detect",
+        run="agentminutes.cli.detect:detect_command",
         arguments=(TRANSCRIPT,),
         description="Prints HARNESS<TAB>certain or HARNESS<TAB>possible.",
     ),

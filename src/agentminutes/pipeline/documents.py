@@ -30,19 +30,16 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sqlite3
 import sys
-import zipfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import BinaryIO, Final
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 import msgspec
 
 from agentminutes.errors import DetectError, ParseError, SourceError, UsageError
 from agentminutes.harness import (
-    DOCUMENT_ADAPTERS,
     SNIFF_BYTES,
     Confidence,
     ConversationInfo,
@@ -57,9 +54,19 @@ from agentminutes.harness import (
 )
 from agentminutes.harness._gojson import go_utf8
 from agentminutes.pipeline.batch import Batch
-from agentminutes.pipeline.conversion import Conversion, open_chunks, source_name
+from agentminutes.pipeline.conversion import (
+    Conversion,
+    open_chunks,
+    open_sync_chunks,
+    source_name,
+)
 from agentminutes.pipeline.sources import is_stream, open_error
 from agentminutes.schema import Event
+
+if TYPE_CHECKING:
+    # Imported where a ZIP or a database is read: a JSONL transcript never needs them.
+    import sqlite3
+    import zipfile
 
 __all__ = (
     "SQLITE_MAGIC",
@@ -110,6 +117,8 @@ class OpenedDocument:
         Pretty-printed JSON is compacted (text-level, numbers untouched), so that
         verbatim values copied into events carry no line breaks into JSONL output.
         """
+        import zipfile
+
         if self._payload is None:
             if self.container == "sqlite":
                 raise UsageError(f"{self.name}: an SQLite database has no JSON payload")
@@ -146,6 +155,8 @@ class OpenedDocument:
         if self.container == "folder":
             return b""
         if self.container == "zip":
+            import zipfile
+
             try:
                 with self._zip() as zf, zf.open(self.member) as f:
                     head = f.read(SNIFF_BYTES)
@@ -164,6 +175,8 @@ class OpenedDocument:
         See :func:`connect_readonly` for how a database in WAL mode is opened
         without writing anything beside it.
         """
+        import sqlite3
+
         if self.container != "sqlite":
             raise UsageError(f"{self.name}: not an SQLite database")
         try:
@@ -219,6 +232,8 @@ class OpenedDocument:
         self._payload = None
 
     def _zip(self) -> zipfile.ZipFile:
+        import zipfile
+
         if self.path is not None:
             return zipfile.ZipFile(self.path)
         assert self.data is not None
@@ -258,6 +273,8 @@ def connect_readonly(path: str) -> sqlite3.Connection:
     * a WAL without ``-shm`` (a writer that crashed): the database and its WAL
       are copied to a private temporary folder and the copy is read.
     """
+    import sqlite3
+
     path = os.path.abspath(path)
     uri = "file:" + _uri_path(path)
     wal, shm = path + "-wal", path + "-shm"
@@ -377,7 +394,9 @@ def route(source: str | os.PathLike[str], harness: str = "auto") -> Route:
 
 
 def _folder_adapters(named: type[DocumentAdapter] | None) -> list[type[DocumentAdapter]]:
-    candidates = [named] if named is not None else list(DOCUMENT_ADAPTERS)
+    from agentminutes import harness  # the registry's classes: only for a folder source
+
+    candidates = [named] if named is not None else list(harness.DOCUMENT_ADAPTERS)
     return [c for c in candidates if "folder" in c.containers]
 
 
@@ -452,7 +471,11 @@ def pick(
     """Find the adapter for *doc* and how sure detection is (a named one is checked, not graded)."""
     if named is not None and doc.container not in named.containers:
         raise UsageError(f'{doc.name}: harness "{named.name}" does not read {doc.container} files')
-    candidates = [named] if named is not None else list(DOCUMENT_ADAPTERS)
+    # Looked up here: importing the registry's classes loads every document adapter
+    # (and sqlite3), which a line transcript never needs.
+    from agentminutes import harness
+
+    candidates = [named] if named is not None else list(harness.DOCUMENT_ADAPTERS)
     if doc.container == "zip":
         doc.member = _zip_member(doc, candidates)
     if named is not None:
@@ -487,6 +510,8 @@ def pick(
 
 
 def _table_names(doc: OpenedDocument) -> frozenset[str]:
+    import sqlite3
+
     try:
         conn = doc.connect()
     except SourceError:
@@ -502,6 +527,8 @@ def _table_names(doc: OpenedDocument) -> frozenset[str]:
 
 def _zip_member(doc: OpenedDocument, candidates: list[type[DocumentAdapter]]) -> str:
     """The member holding the conversations: the shallowest one a candidate names."""
+    import zipfile
+
     wanted = {c.zip_member for c in candidates if "zip" in c.containers and c.zip_member}
     try:
         with doc._zip() as zf:
@@ -642,6 +669,12 @@ async def _one(events: list[Event]) -> AsyncIterator[Batch]:
     yield Batch(events)
 
 
+async def _served(batches: Iterable[Batch]) -> AsyncIterator[Batch]:
+    """Already-made batches as an async iterator that never suspends."""
+    for batch in batches:
+        yield batch
+
+
 def feeds(
     source: str | os.PathLike[str],
     harness: str,
@@ -649,13 +682,17 @@ def feeds(
     conversation: str | None = None,
     *,
     every: bool = False,
+    sync: bool = False,
 ) -> Iterator[Feed]:
     """The sessions to read from *source*: the one it is (or the one chosen), or all of them.
 
     A line transcript is one session (*conversation* is then an error). In a
     document source *conversation* picks one by id or unique id prefix, and
     may be left out only where the source holds one conversation; *every*
-    goes through all of them, each built only when reached.
+    goes through all of them, each built only when reached. With *sync* a
+    line transcript on a path is read synchronously: its batches never
+    suspend, so a caller may drive them without an event loop (the CLI's
+    ``convert`` and ``stats``, which need no async stack then).
 
     Raises:
         UsageError: *conversation* given for a line transcript, missing where
@@ -666,8 +703,13 @@ def feeds(
         single_session(source, conversation)
         path = None if source == "-" else os.fspath(source)
         conv = Conversion(name=source_name(source), harness=harness, options=options, path=path)
+        if sync and source != "-":
+            chunks = open_sync_chunks(source, found.head, found.stream)
+            batches = _served(conv.iter_batches(chunks))
+        else:
+            batches = conv.batches(open_chunks(source, found.head, found.stream))
         yield Feed(
-            conv.batches(open_chunks(source, found.head, found.stream)),
+            batches,
             lambda: conv.skipped,
             lambda: conv.white_space_lines,
         )
