@@ -13,7 +13,20 @@ the ratio ours/reference; a ratio under 1 means we are faster.
 
 Make a large input from a real transcript with the shared ``inflate`` tool, e.g.
 ``inflate --to-mb 100 SOURCE /tmp/cc100.jsonl``. Running on a machine busy with
-other work skews both sides alike, since the runs alternate.
+other work skews both sides alike, since the runs alternate. Any harness both
+CLIs read works, detected from the head (``--harness`` names it instead); for
+the four the issue tracks::
+
+    inflate --to-mb 100 fixtures/claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl /tmp/cc100.jsonl
+    inflate --to-mb 100 fixtures/codex/agent-sessions/codex_small_0.146.0.jsonl /tmp/codex100.jsonl
+    inflate --to-mb 100 fixtures/copilot/hawzx-ai/27d7ef99-f7c7-43eb-8599-cb469623c8f7.jsonl /tmp/copilot100.jsonl
+    inflate --to-mb 100 fixtures/antigravity/vibe-coding/cli-d580aa81/transcript_full.jsonl /tmp/ag100.jsonl
+    python scripts/bench_linear.py --renumber-steps /tmp/ag100.jsonl
+
+Inflation repeats Antigravity's ``step_index`` values; the last command renumbers
+them 0, 1, 2, … in file order, so the transcript is in step order as real ones
+are (otherwise both CLIs benchmark their out-of-order path, not the common one).
+Copilot CLI's ``events.jsonl`` needs nothing more.
 
 The reference (agentminutes 0.8.0 from PyPI) is installed apart from this
 project: ``python3 -m venv /tmp/ref && /tmp/ref/bin/pip install agentminutes==0.8.0``.
