@@ -40,9 +40,16 @@ def run_command(command: Command, values: dict[str, Any]) -> int:
     """Run *command* with its parsed *values*; return its exit status."""
     import importlib
 
+    from agentminutes.errors import DetectError
+
     module, _, name = command.run.partition(":")
     function: Callable[..., int | None] = getattr(importlib.import_module(module), name)
-    return function(**values) or 0
+    try:
+        return function(**values) or 0
+    except DetectError as exc:
+        if "--harness" not in command.by_flag:
+            raise
+        raise DetectError(f"{exc}; --harness NAME reads it as that harness") from None
 
 
 def _dispatch(args: list[str]) -> int:

@@ -38,6 +38,7 @@ __all__ = (
     "DOCUMENT_REGISTRY",
     "REGISTRY",
     "SNIFF_BYTES",
+    "SNIFF_RECORDS",
     "Adapter",
     "BaseAdapter",
     "BaseDocumentAdapter",
@@ -134,29 +135,71 @@ def sniff_safely(cls: type[Adapter] | type[DocumentAdapter], head: bytes) -> Con
         return Confidence.NO_MATCH
 
 
+#: How many records of the head detection grades, the first one included.
+SNIFF_RECORDS: Final = 16
+
+
 def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confidence]:
     """Find the adapter whose format *head* (a transcript's first bytes) is.
 
-    Line adapters come first; a document adapter is returned only where no
-    line adapter is as sure. A ZIP archive is graded by the head of its
-    conversations member, not its own (see :func:`agentminutes.pipeline.documents.route`).
+    Every adapter grades the head (each by its first record, or a document's
+    start); line adapters come first, and a document adapter is returned only
+    where no line adapter is as sure. When none is certain, the line adapters
+    grade the head again from each of the next complete records, up to
+    :data:`SNIFF_RECORDS` in all: a transcript may open with bookkeeping no
+    adapter can place alone (a Claude Code ``fork-context-ref`` or
+    ``teleported-from`` record carries no session id), or with a line that is
+    no record at all, which parsing then reports. A ZIP archive is graded by
+    the head of its conversations member, not its own (see
+    :func:`agentminutes.pipeline.documents.route`).
 
     Raises:
         DetectError: no adapter recognizes the head; the message lists those tried.
     """
     head = head[:SNIFF_BYTES]
+    best, best_conf = _grade(head, REGISTRY + DOCUMENT_REGISTRY)
+    if best_conf < Confidence.CERTAIN:
+        for start in _later_records(head):
+            cls, conf = _grade(head[start:], REGISTRY)
+            if conf > best_conf:
+                best, best_conf = cls, conf
+                if conf == Confidence.CERTAIN:
+                    break
+    if best is None:
+        tried = ", ".join(harness_names())
+        raise DetectError(f"could not detect the source harness (tried {tried})")
+    return best, best_conf
+
+
+def _grade(
+    head: bytes, registry: tuple[tuple[str, str], ...]
+) -> tuple[type[Adapter] | type[DocumentAdapter] | None, Confidence]:
     best: type[Adapter] | type[DocumentAdapter] | None = None
     best_conf = Confidence.NO_MATCH
-    for _, ref in REGISTRY + DOCUMENT_REGISTRY:
+    for _, ref in registry:
         cls: type[Adapter] | type[DocumentAdapter] = _load(ref)
         conf = sniff_safely(cls, head)
         if conf > best_conf:
             best, best_conf = cls, conf
             if conf == Confidence.CERTAIN:
                 break
-    if best is None:
-        tried = ", ".join(harness_names())
-        raise DetectError(
-            f"could not detect the source harness (tried {tried}); pass --harness explicitly"
-        )
     return best, best_conf
+
+
+def _later_records(head: bytes) -> list[int]:
+    """Where the 2nd … :data:`SNIFF_RECORDS`-th non-blank lines of *head* start, if complete.
+
+    A line the window cuts short is left out (unless the window holds the
+    whole input): a record's fragment is no evidence.
+    """
+    starts: list[int] = []
+    whole = len(head) < SNIFF_BYTES
+    pos = head.find(b"\n")
+    while pos != -1 and len(starts) < SNIFF_RECORDS - 1:
+        start = pos + 1
+        pos = head.find(b"\n", start)
+        if pos == -1 and not whole:
+            break
+        if head[start : len(head) if pos == -1 else pos].strip():
+            starts.append(start)
+    return starts

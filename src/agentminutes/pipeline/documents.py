@@ -502,10 +502,7 @@ def pick(
     if best is None:
         tried = ", ".join(c.name for c in candidates if doc.container in c.containers)
         what = f"{doc.container} member {doc.member}" if doc.member else f"{doc.container} file"
-        raise DetectError(
-            f"{doc.name}: could not detect the format of this {what} "
-            f"(tried {tried}); pass --harness explicitly"
-        )
+        raise DetectError(f"{doc.name}: could not detect the format of this {what} (tried {tried})")
     return best, best_conf
 
 
