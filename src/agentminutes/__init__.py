@@ -17,8 +17,13 @@ stays cheap):
 * the schema: :class:`Session`, :class:`Event` and its payload types, :class:`Stats`;
 * the pipeline parts: :class:`Batch`, :data:`Stage`, :func:`per_event`, the adapters'
   :class:`~agentminutes.harness.Adapter` protocol and registry (``agentminutes.harness``);
-* errors: :class:`ParseError`, :class:`DetectError`, :class:`SourceError` (and its
-  :class:`ScanError`), :class:`UsageError`.
+* what they return: :class:`Session`, :class:`Event`, :class:`Stats`, :class:`TaskStats`,
+  :class:`ToolInteraction` (``Session.tool_interactions()``), :class:`Envelope`,
+  :class:`SessionRef`, :class:`Scan` (what :func:`scan` returns), :class:`ArchiveResult`
+  (what :func:`archive` returns), :class:`ConversationInfo` (what :func:`conversations` lists);
+* errors (all picklable, so a worker process's error reaches the parent whole):
+  :class:`ParseError`, :class:`DetectError`, :class:`SourceError` (and its
+  :class:`ScanError`), :class:`OutputError`, :class:`UsageError`.
 """
 
 from __future__ import annotations
@@ -29,11 +34,15 @@ from agentminutes._version import __version__
 
 __all__ = (
     "AgentminutesError",
+    "ArchiveResult",
     "Batch",
+    "ConversationInfo",
     "DetectError",
     "Envelope",
     "Event",
+    "OutputError",
     "ParseError",
+    "Scan",
     "ScanError",
     "Session",
     "SessionRef",
@@ -41,6 +50,7 @@ __all__ = (
     "Stage",
     "Stats",
     "TaskStats",
+    "ToolInteraction",
     "UsageError",
     "__version__",
     "archive",
@@ -66,6 +76,7 @@ __all__ = (
 _LAZY = {
     "AgentminutesError": "agentminutes.errors",
     "DetectError": "agentminutes.errors",
+    "OutputError": "agentminutes.errors",
     "ParseError": "agentminutes.errors",
     "ScanError": "agentminutes.errors",
     "SourceError": "agentminutes.errors",
@@ -74,6 +85,10 @@ _LAZY = {
     "Session": "agentminutes.schema",
     "Stats": "agentminutes.schema",
     "TaskStats": "agentminutes.schema",
+    "ToolInteraction": "agentminutes.schema",
+    "ConversationInfo": "agentminutes.harness",
+    "Scan": "agentminutes.discovery.sessions",
+    "ArchiveResult": "agentminutes.discovery.archive",
     "SessionRef": "agentminutes.discovery.layouts",
     "scan": "agentminutes.discovery.sessions",
     "locate": "agentminutes.discovery.sessions",
@@ -110,22 +125,24 @@ if TYPE_CHECKING:
         parse,
         sessions,
     )
-    from agentminutes.discovery.archive import archive, archive_sync
+    from agentminutes.discovery.archive import ArchiveResult, archive, archive_sync
     from agentminutes.discovery.layouts import SessionRef
-    from agentminutes.discovery.sessions import locate, locate_sync, scan
+    from agentminutes.discovery.sessions import Scan, locate, locate_sync, scan
     from agentminutes.discovery.task import task_stats, task_stats_sync
     from agentminutes.errors import (
         AgentminutesError,
         DetectError,
+        OutputError,
         ParseError,
         ScanError,
         SourceError,
         UsageError,
     )
+    from agentminutes.harness import ConversationInfo
     from agentminutes.live.follower import Envelope
     from agentminutes.pipeline.batch import Batch, Stage, per_event
     from agentminutes.pipeline.detect import detect
-    from agentminutes.schema import Event, Session, Stats, TaskStats
+    from agentminutes.schema import Event, Session, Stats, TaskStats, ToolInteraction
 
 
 def __getattr__(name: str) -> Any:

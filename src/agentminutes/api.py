@@ -26,7 +26,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentminutes.errors import UsageError
 from agentminutes.harness import ConversationInfo, ParseOptions
@@ -58,15 +58,26 @@ __all__ = (
 
 Source = str | os.PathLike[str]
 
-_STAGE_OPTIONS = ("promote", "max_payload_bytes", "stages")
 
-
-def _split(kwargs: dict[str, Any]) -> tuple[str, str | None, list[Stage], ParseOptions]:
-    """Pop harness, conversation and the stage options; the rest are ParseOptions."""
-    harness = kwargs.pop("harness", "auto")
-    conversation = kwargs.pop("conversation", None)
-    stage_opts = {k: kwargs.pop(k) for k in _STAGE_OPTIONS if k in kwargs}
-    return harness, conversation, build_stages(**stage_opts), ParseOptions(**kwargs)
+def _prepare(
+    *,
+    permissive: bool,
+    keep_raw: bool,
+    harness_version: str,
+    text_form: str,
+    promote: Sequence[str],
+    max_payload_bytes: int,
+    stages: Sequence[Stage],
+) -> tuple[ParseOptions, list[Stage]]:
+    """The parse options and the stage chain the keyword arguments of :func:`events` ask for."""
+    options = ParseOptions(
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+    )
+    chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
+    return options, chain
 
 
 async def events(
@@ -106,25 +117,47 @@ async def events(
         DetectError, SourceError: the input is not a readable transcript.
         UsageError: no conversation chosen where several exist, or an unknown one.
     """
-    options = ParseOptions(
+    options, chain = _prepare(
         permissive=permissive,
         keep_raw=keep_raw,
         harness_version=harness_version,
         text_form=text_form,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+        stages=stages,
     )
-    chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
     feed = next(feeds(source, harness, options, conversation))
     async for batch in apply_stages(feed.batches, chain):
         for ev in batch.events:
             yield ev
 
 
-async def parse(source: Source, **kwargs: Any) -> Session:
+async def parse(
+    source: Source,
+    *,
+    harness: str = "auto",
+    conversation: str | None = None,
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> Session:
     """Parse a finished transcript into a whole :class:`~agentminutes.Session`.
 
     Takes the same keyword arguments as :func:`events`.
     """
-    harness, conversation, chain, options = _split(kwargs)
+    options, chain = _prepare(
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+        stages=stages,
+    )
     return await _session(next(feeds(source, harness, options, conversation)), chain)
 
 
@@ -135,7 +168,18 @@ async def _session(feed: Feed, chain: Sequence[Stage]) -> Session:
     return builder.build(feed.skipped())
 
 
-async def sessions(source: Source, **kwargs: Any) -> AsyncIterator[Session]:
+async def sessions(
+    source: Source,
+    *,
+    harness: str = "auto",
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> AsyncIterator[Session]:
     """Every session of a source, one whole :class:`~agentminutes.Session` at a time.
 
     A document source (data export, ``turns.db``) yields one session per
@@ -143,9 +187,15 @@ async def sessions(source: Source, **kwargs: Any) -> AsyncIterator[Session]:
     transcript yields its one session. Takes the keyword arguments of
     :func:`events` except ``conversation``.
     """
-    harness, conversation, chain, options = _split(kwargs)
-    if conversation is not None:
-        raise UsageError("sessions() goes through every conversation; use parse(conversation=...)")
+    options, chain = _prepare(
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+        stages=stages,
+    )
     for feed in feeds(source, harness, options, every=True):
         yield await _session(feed, chain)
 
@@ -166,17 +216,58 @@ def conversations(path: Source, *, harness: str = "auto") -> list[ConversationIn
     return DocumentConversion(found.document, found.adapter).conversations()
 
 
-def iter_events(path: Source, **kwargs: Any) -> Iterator[Event]:
-    """Synchronous twin of :func:`events` for a transcript path."""
-    harness, conversation, chain, options = _split(kwargs)
+def iter_events(
+    path: Source,
+    *,
+    harness: str = "auto",
+    conversation: str | None = None,
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> Iterator[Event]:
+    """Synchronous twin of :func:`events` for a transcript path (same keyword arguments)."""
+    options, chain = _prepare(
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+        stages=stages,
+    )
     for batches, _ in sync_feeds(path, conversation, False, harness, options):
         for batch in staged(batches, chain):
             yield from batch.events
 
 
-def load(path: Source, **kwargs: Any) -> Session:
-    """Synchronous twin of :func:`parse` for a transcript path."""
-    harness, conversation, chain, options = _split(kwargs)
+def load(
+    path: Source,
+    *,
+    harness: str = "auto",
+    conversation: str | None = None,
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> Session:
+    """Synchronous twin of :func:`parse` for a transcript path (the keyword arguments of
+    :func:`events`)."""
+    options, chain = _prepare(
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+        stages=stages,
+    )
     batches, skipped = next(sync_feeds(path, conversation, False, harness, options))
     return _sync_session(batches, skipped, chain)
 
@@ -190,13 +281,28 @@ def _sync_session(
     return builder.build(skipped())
 
 
-def iter_sessions(path: Source, **kwargs: Any) -> Iterator[Session]:
+def iter_sessions(
+    path: Source,
+    *,
+    harness: str = "auto",
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> Iterator[Session]:
     """Synchronous twin of :func:`sessions` for a path: every session, one at a time."""
-    harness, conversation, chain, options = _split(kwargs)
-    if conversation is not None:
-        raise UsageError(
-            "iter_sessions() goes through every conversation; use load(conversation=...)"
-        )
+    options, chain = _prepare(
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+        stages=stages,
+    )
     for batches, skipped in sync_feeds(path, None, True, harness, options):
         yield _sync_session(batches, skipped, chain)
 

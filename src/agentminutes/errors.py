@@ -129,6 +129,13 @@ class ParseError(AgentminutesError):
             text = f"{self.path}: {text}"
         return text
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its fields (the keyword-only ones too), so a worker
+        # process's error reaches the parent whole: pickle would call
+        # ParseError(message) and fail.
+        fields = (self.harness, self.reason, self.line, self.version, self.last_checked)
+        return (_parse_error, (*fields, self.path, self.unit, self.partial))
+
     def with_path(self, path: str) -> ParseError:
         """Return a copy of this error that names the transcript file."""
         copy = ParseError(
@@ -142,6 +149,23 @@ class ParseError(AgentminutesError):
         )
         copy.partial = self.partial
         return copy
+
+
+def _parse_error(
+    harness: str,
+    reason: str,
+    line: int,
+    version: str,
+    last_checked: str,
+    path: str,
+    unit: str,
+    partial: list[Any],
+) -> ParseError:
+    error = ParseError(
+        harness, reason, line=line, version=version, last_checked=last_checked, path=path, unit=unit
+    )
+    error.partial = partial
+    return error
 
 
 class DetectError(AgentminutesError):
@@ -166,6 +190,9 @@ class ScanError(SourceError):
         self.cause = cause
         parts = [p for p in (harness, path) if p]
         super().__init__(": ".join([*parts, cause]))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.harness, self.cause, self.path))
 
 
 class OutputError(AgentminutesError):

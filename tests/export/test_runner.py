@@ -48,7 +48,7 @@ def test_without_pyarrow_one_line_says_how_to_install_it(tmp_path: Path) -> None
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
     assert out.returncode == 1
     assert out.stderr.decode().splitlines() == [
-        "Error: export writes Parquet, which needs pyarrow: pip install 'agentminutes[parquet]'"
+        "Error: export writes Parquet, which needs pyarrow: pip install 'agentminutes-py[parquet]'"
     ]
     assert not (tmp_path / "ds").exists()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,7 @@ def test_stats_and_stdin() -> None:
 
 def test_other_databases(tmp_path: Path) -> None:
     plain = tmp_path / "plain.db"
-    with sqlite3.connect(plain) as conn:
+    with closing(sqlite3.connect(plain)) as conn, conn:
         conn.execute("CREATE TABLE notes (x TEXT)")
     with pytest.raises(DetectError, match="sqlite"):
         load(plain)
@@ -104,7 +105,7 @@ def test_other_databases(tmp_path: Path) -> None:
 def test_unknown_block_kind(tmp_path: Path) -> None:
     path = tmp_path / "turns.db"
     path.write_bytes(DB.read_bytes())
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE blocks SET kind = 'hologram' WHERE block_id = 'llm-c2'")
     with pytest.raises(ParseError, match=r'unrecognized block kind "hologram".* at record 4'):
         load(path, conversation="9a1d")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import zipfile
+from contextlib import closing
 from pathlib import Path
 
 import msgspec
@@ -70,7 +71,7 @@ def _record_counts(path: Path, harness: str) -> dict[str, int]:
         )
         return {folder.name: total + (folder / "task_metadata.json").exists()}
     if harness == "turns-db":
-        with sqlite3.connect(path) as conn:
+        with closing(sqlite3.connect(path)) as conn, conn:
             return dict(
                 conn.execute("SELECT conv_id, COUNT(*) FROM turn_block_membership GROUP BY conv_id")
             )

@@ -622,7 +622,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "DIR/<table>/harness=<h>/date=<yyyy-mm-dd>/part-*.parquet. Run it again to add what is "
         "new or changed: each changed transcript's rows are replaced whole. A transcript that "
         "cannot be exported gets a failures row and an error line; the run goes on and exits 1. "
-        "Needs pyarrow: pip install 'agentminutes[parquet]'.",
+        "Needs pyarrow: pip install 'agentminutes-py[parquet]'.",
     ),
     Command(
         ("usage",),

@@ -47,7 +47,7 @@ __all__ = (
 SCHEMA_VERSION: Final = "1.0"
 
 #: What to run when pyarrow is missing.
-INSTALL_HINT: Final = "pip install 'agentminutes[parquet]'"
+INSTALL_HINT: Final = "pip install 'agentminutes-py[parquet]'"
 
 #: The table names, in the order they are described and written.
 TABLES: Final = ("events", "sessions", "tool_calls", "requests", "failures")

@@ -179,6 +179,7 @@ class OpenedDocument:
 
         if self.container != "sqlite":
             raise UsageError(f"{self.name}: not an SQLite database")
+        conn: sqlite3.Connection | None = None
         try:
             if self.path is not None:
                 conn = connect_readonly(self.path)
@@ -188,8 +189,12 @@ class OpenedDocument:
                 conn.deserialize(self.data)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except (sqlite3.Error, OSError) as exc:
+            if conn is not None:
+                conn.close()  # a connection the probe refused is still open
             raise SourceError(f"{self.name}: cannot open the database: {exc}") from None
         except UnicodeDecodeError:  # a damaged schema, its message not even UTF-8
+            if conn is not None:
+                conn.close()
             raise SourceError(f"{self.name}: cannot open the database: damaged schema") from None
         return conn
 
