@@ -47,7 +47,7 @@ def run_command(command: Command, values: dict[str, Any]) -> int:
     try:
         return function(**values) or 0
     except DetectError as exc:
-        if "--harness" not in command.by_flag:
+        if "--harness" not in command.by_flag or "could not detect" not in str(exc):
             raise
         raise DetectError(f"{exc}; --harness NAME reads it as that harness") from None
 

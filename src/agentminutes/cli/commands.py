@@ -6,6 +6,7 @@ Each takes the command's arguments and options as keyword arguments (see
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from functools import partial
@@ -20,7 +21,7 @@ from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
 from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
 
-__all__ = ("run_archive", "run_convert", "run_detect", "run_sessions", "run_stats")
+__all__ = ("run_archive", "run_convert", "run_detect", "run_follow", "run_sessions", "run_stats")
 
 
 _T = TypeVar("_T")
@@ -194,13 +195,48 @@ def _options(
     )
 
 
-async def _stats(output: str | None, job: Feed) -> None:
+async def _stats(output: str | None, job: Feed, fmt: str, title: str) -> None:
+    if fmt == "table":
+        import io
+
+        import msgspec
+
+        from agentminutes.schema import Stats
+
+        buffer = io.BytesIO()
+        sink = StatsSink(buffer)
+        async for batch in job.batches:
+            await sink.send(batch)
+        sink.finish()
+        await sink.aclose()
+        _table(msgspec.json.decode(buffer.getvalue(), type=Stats), title, output)
+        return
     with open_output(output, atomic=True) as stream:
         sink = StatsSink(stream)
         async for batch in job.batches:
             await sink.send(batch)
         sink.finish()
         await sink.aclose()
+
+
+def _stats_format(fmt: str | None, output: str | None) -> str:
+    """``table`` for a person at a terminal, else the JSON scripts read."""
+    if fmt is not None:
+        return fmt
+    return "table" if output is None and sys.stdout.isatty() else "json"
+
+
+def _table(summary: object, title: str, output: str | None) -> None:
+    from agentminutes.cli.stats_view import write_table
+    from agentminutes.schema import Stats, TaskStats
+
+    assert isinstance(summary, Stats | TaskStats)
+    terminal = output is None and sys.stdout.isatty()
+    if terminal:
+        write_table(summary, title, None, terminal=True)
+        return
+    with open_output(output, atomic=True) as stream:
+        write_table(summary, title, stream, terminal=False)
 
 
 def run_convert(
@@ -315,11 +351,16 @@ def run_stats(
     all_subagents: bool = False,
     paths_from: str | None = None,
     to_dir: str | None = None,
+    fmt: str | None = None,
 ) -> int | None:
     """``agentminutes stats``: the behavioural summary of one session (or, with
-    ``include_subagents``, of its whole task); of one transcript or several."""
+    ``include_subagents``, of its whole task); of one transcript or several. As JSON,
+    or (*fmt* ``table``, one transcript) as tables; by default tables on a terminal
+    and JSON anywhere else."""
     paths = transcript_list(transcripts, paths_from)
     if len(paths) > 1 or paths_from is not None or to_dir is not None:
+        if fmt == "table":
+            raise UsageError("--format table lays out one transcript's summary; give one")
         _many_checks(output, to_dir, conversation)
         if include_subagents and conversation:
             raise UsageError("--include-subagents reads transcripts; drop --conversation")
@@ -359,6 +400,8 @@ def run_stats(
         return 1 if outcome.failed else 0
     transcript = paths[0]
     refuse_inputs(output, [transcript])
+    fmt = _stats_format(fmt, output)
+    title = "<stdin>" if transcript == "-" else os.path.basename(transcript)
     if include_subagents:
         if conversation:
             raise UsageError("--include-subagents reads transcripts; drop --conversation")
@@ -372,17 +415,25 @@ def run_stats(
             harness_version=harness_version,
             text_form=text_form,
             promote=list(promote or []),
+            fmt=fmt,
         )
         return None
     options = _options(harness_version, permissive, False, text_form)
     job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
-    _run(partial(_stats, output, job), [transcript])
+    _run(partial(_stats, output, job, fmt, title), [transcript])
     return None
 
 
-def _task_stats(transcript: str, output: str | None, **values: Any) -> None:
+def _task_stats(transcript: str, output: str | None, *, fmt: str, **values: Any) -> None:
     """``stats --include-subagents``: the task summary (see :mod:`agentminutes.discovery.task`)."""
     data = _task_stats_json(transcript, 2, **values)
+    if fmt == "table":
+        import msgspec
+
+        from agentminutes.schema import TaskStats
+
+        _table(msgspec.json.decode(data, type=TaskStats), os.path.basename(transcript), output)
+        return
     with open_output(output, atomic=True) as stream:
         stream.write(data)
 
@@ -471,3 +522,41 @@ def run_archive(
     )
     print(f"agentminutes: archived {result.summary()} into {result.to}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def run_follow(*, targets: Sequence[str] | None, harness: str, **options: Any) -> int:
+    """``agentminutes follow``; a target that is a whole document (a data export, a
+    ``turns.db``) is refused before following starts, with the command that reads it."""
+    from agentminutes.harness import DOCUMENT_REGISTRY
+    from agentminutes.live.runner import follow_main
+
+    documents = {name for name, _ in DOCUMENT_REGISTRY}
+    if harness in documents:
+        raise UsageError(_whole_document(f"--harness {harness}", harness))
+    for target in targets or ():
+        found = _document_harness(target)
+        if found in documents:
+            raise UsageError(_whole_document(target, found))
+    return follow_main(targets=targets, harness=harness, **options)
+
+
+def _whole_document(what: str, harness: str) -> str:
+    return (
+        f"{what}: a {harness} source is one whole document (an export or a database), not a "
+        "transcript that grows, so follow cannot read it; convert reads it (--all: every "
+        "conversation)"
+    )
+
+
+def _document_harness(target: str) -> str | None:
+    """The harness of *target* if it is an existing file detection can place, else ``None``."""
+    from agentminutes.errors import AgentminutesError
+    from agentminutes.pipeline.detect import detect_source, read_head
+
+    if target == "-" or not os.path.isfile(target):
+        return None
+    try:
+        head = read_head(target)
+        return detect_source(target, head)[0] if head else None
+    except AgentminutesError:
+        return None  # not detectable yet (or at all): the follower reports it as it goes

@@ -357,6 +357,14 @@ COMMANDS: Final[tuple[Command, ...]] = (
         run="agentminutes.cli.commands:run_stats",
         arguments=(TRANSCRIPTS,),
         options=(
+            choice(
+                "--format",
+                ("json", "table"),
+                None,
+                "json (the reference CLI's document, what scripts read) or table (laid out "
+                "for reading); default: table on a terminal, json anywhere else.",
+                dest="fmt",
+            ),
             OUTPUT,
             *SOURCE,
             CONVERSATION,
@@ -396,7 +404,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         ("follow",),
         "Follow transcripts as they are written: events within milliseconds of each line.",
-        run="agentminutes.live.runner:follow_main",
+        run="agentminutes.cli.commands:run_follow",
         arguments=(
             Argument(
                 "targets",
