@@ -707,7 +707,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
         description="Each API request is counted once: streamed messages by their final "
         "usage, subagent transcripts included, copies in resumed or forked sessions and "
         "Codex's re-emitted counters not again. Costs come from the genai-prices catalog "
-        "(pip install 'agentminutes[cost]') and --prices; a model neither prices is shown as "
+        "(pip install 'agentminutes-py[cost]') and --prices; a model neither prices is shown as "
         "unpriced, never as $0. A second run over unchanged transcripts reads only their sizes "
         "and times (the summary cache).",
     ),

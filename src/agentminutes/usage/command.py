@@ -91,7 +91,7 @@ def usage_command(
     err = sys.stderr
     if cost and price_file is None and not catalog_available():
         print(
-            "agentminutes: no price catalog installed (pip install 'agentminutes[cost]'):"
+            "agentminutes: no price catalog installed (pip install 'agentminutes-py[cost]'):"
             " every cost is reported as unpriced",
             file=err,
         )

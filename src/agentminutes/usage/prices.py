@@ -227,7 +227,7 @@ class Pricer:
             return PricedCost(None, reason="no model recorded")
         if not self.catalog:
             return PricedCost(
-                None, reason=f"no price catalog (install agentminutes[cost]: {CATALOG})"
+                None, reason=f"no price catalog (install agentminutes-py[cost]: {CATALOG})"
             )
         info = self._lookup(model, harness)
         if info is None:
