@@ -21,7 +21,7 @@ from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
 from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
 
-__all__ = ("run_archive", "run_convert", "run_detect", "run_follow", "run_sessions", "run_stats")
+__all__ = ("run_archive", "run_convert", "run_detect", "run_sessions", "run_stats")
 
 
 _T = TypeVar("_T")
@@ -522,41 +522,3 @@ def run_archive(
     )
     print(f"agentminutes: archived {result.summary()} into {result.to}", file=sys.stderr)
     return 0 if result.ok else 1
-
-
-def run_follow(*, targets: Sequence[str] | None, harness: str, **options: Any) -> int:
-    """``agentminutes follow``; a target that is a whole document (a data export, a
-    ``turns.db``) is refused before following starts, with the command that reads it."""
-    from agentminutes.harness import DOCUMENT_REGISTRY
-    from agentminutes.live.runner import follow_main
-
-    documents = {name for name, _ in DOCUMENT_REGISTRY}
-    if harness in documents:
-        raise UsageError(_whole_document(f"--harness {harness}", harness))
-    for target in targets or ():
-        found = _document_harness(target)
-        if found in documents:
-            raise UsageError(_whole_document(target, found))
-    return follow_main(targets=targets, harness=harness, **options)
-
-
-def _whole_document(what: str, harness: str) -> str:
-    return (
-        f"{what}: a {harness} source is one whole document (an export or a database), not a "
-        "transcript that grows, so follow cannot read it; convert reads it (--all: every "
-        "conversation)"
-    )
-
-
-def _document_harness(target: str) -> str | None:
-    """The harness of *target* if it is an existing file detection can place, else ``None``."""
-    from agentminutes.errors import AgentminutesError
-    from agentminutes.pipeline.detect import detect_source, read_head
-
-    if target == "-" or not os.path.isfile(target):
-        return None
-    try:
-        head = read_head(target)
-        return detect_source(target, head)[0] if head else None
-    except AgentminutesError:
-        return None  # not detectable yet (or at all): the follower reports it as it goes

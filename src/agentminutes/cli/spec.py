@@ -404,7 +404,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         ("follow",),
         "Follow transcripts as they are written: events within milliseconds of each line.",
-        run="agentminutes.cli.commands:run_follow",
+        run="agentminutes.live.runner:follow_main",
         arguments=(
             Argument(
                 "targets",
