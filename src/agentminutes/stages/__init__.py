@@ -31,12 +31,15 @@ without the progress and transcript the events belong to. ``convert`` and the
 other whole-file functions record no progress and do not check marks.
 
 - :mod:`~agentminutes.stages.transforms` — payload truncation and the promotion registry;
-- :mod:`~agentminutes.stages.codex_promotions` — Codex telemetry promoted to tool events.
+- :mod:`~agentminutes.stages.codex_promotions` — Codex telemetry promoted to tool events;
+- :mod:`~agentminutes.stages.redact` — secrets replaced by markers (:func:`redact`);
+- :mod:`~agentminutes.stages.detectors` — what ``redact`` looks for.
 """
 
 from __future__ import annotations
 
 from agentminutes.pipeline.batch import Stage, apply_stages, per_event
+from agentminutes.stages.redact import Redaction, redact
 from agentminutes.stages.transforms import (
     PROMOTIONS,
     build_stages,
@@ -47,11 +50,13 @@ from agentminutes.stages.transforms import (
 
 __all__ = (
     "PROMOTIONS",
+    "Redaction",
     "Stage",
     "apply_stages",
     "build_stages",
     "per_event",
     "promotion",
     "promotions",
+    "redact",
     "truncate_payloads",
 )

@@ -1,0 +1,331 @@
+"""The ``redact`` stage: secrets in events become markers before anything is written.
+
+Every text an event carries is searched — message, thinking and tool-result
+text, tool inputs, the harness's sidecars (``enrichment``), system details,
+unknown records and kept raw records — and each secret found is replaced by
+``[REDACTED:<detector>:<hash>]``: the detector's name and the first 8 hex
+digits of an HMAC-SHA256 of the secret under a key drawn for the run, so
+one secret maps to one marker within a run (repeats can still be counted) and
+nothing about it can be looked up across runs. Pass *key* for markers that
+stay the same across runs (a follower restarted from its state).
+
+Verbatim payloads (:class:`msgspec.Raw`) are JSON and stay valid JSON: their
+bytes are searched as they are; only when a detector confirms a secret there
+is the payload split into its string tokens, and only the string values that
+hold one are decoded, redacted and encoded again — keys, numbers, structure
+and every other string are left byte for byte. A value whose key names a
+secret (``"api_key": "…"``) is redacted whole.
+
+Images' base64 data and thinking signatures are not searched: they are
+binary and opaque, never text anyone typed or printed. What was redacted is
+counted by detector (:attr:`Redaction.counts`); :meth:`Redaction.summary` is
+the line the CLI prints on stderr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any, Final
+
+import msgspec
+
+from agentminutes.errors import UsageError
+from agentminutes.pipeline.batch import Batch
+from agentminutes.schema import Event, Raw
+from agentminutes.stages.detectors import (
+    DETECTORS,
+    Detector,
+    DetectorSet,
+    Finding,
+    load_config,
+    secret_name,
+    user_detector,
+)
+from agentminutes.stages.detectors import _assignment as _assigned_secret
+
+__all__ = ("Redaction", "Redactor", "redact")
+
+#: A JSON string token (opening quote to closing quote, escapes included).
+_STRING: Final = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+_SPACE: Final = b" \t\r\n"
+_decode_str = msgspec.json.Decoder(str).decode
+_encode = msgspec.json.Encoder().encode
+
+
+class Redactor:
+    """Replaces the secrets in strings, JSON payloads and events; counts them by detector."""
+
+    def __init__(self, detectors: DetectorSet, key: bytes) -> None:
+        self.detectors = detectors
+        self._key = key
+        self.counts: Counter[str] = Counter()
+
+    def marker(self, detector: str, secret: str) -> str:
+        """The marker that replaces *secret*, found by *detector* (and count it)."""
+        digest = hmac.new(self._key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256)
+        self.counts[detector] += 1
+        return f"[REDACTED:{detector}:{digest.hexdigest()[:8]}]"
+
+    def text(self, value: str) -> str:
+        """*value* with its secrets replaced; the same object when it holds none."""
+        if not value:
+            return value
+        found = self.detectors.find(value)
+        if not found:
+            return value
+        return self._splice(value, found)
+
+    def _splice(self, value: str, found: list[Finding]) -> str:
+        parts: list[str] = []
+        last = 0
+        for f in found:
+            parts.append(value[last : f.start])
+            parts.append(self.marker(f.detector, value[f.start : f.end]))
+            last = f.end
+        parts.append(value[last:])
+        return "".join(parts)
+
+    def raw(self, payload: Raw) -> Raw:
+        """The JSON *payload* with the secrets in its string values replaced; itself when it holds none."""
+        if not payload:
+            return payload
+        data = bytes(payload)
+        found = self.detectors.find(data)
+        if not found:
+            return payload
+        out = bytearray()
+        last = 0
+        key: bytes | None = None
+        spans = [(f.start, f.end) for f in found]
+        i = 0
+        for token in _STRING.finditer(data):
+            start, end = token.span()
+            after = end
+            while after < len(data) and data[after] in _SPACE:
+                after += 1
+            if after < len(data) and data[after] == 0x3A:  # ':' — a key, never changed
+                key = token.group()
+                continue
+            this_key = key if key is not None and _follows_key(data, start) else None
+            key = None
+            while i < len(spans) and spans[i][1] <= start:
+                i += 1
+            if i >= len(spans):
+                break
+            if spans[i][0] >= end:
+                continue
+            new = self._value(_decode_str(token.group()), this_key)
+            if new is not None:
+                out += data[last:start]
+                out += _encode(new)
+                last = end
+        if not last:
+            return payload
+        out += data[last:]
+        return Raw(bytes(out))
+
+    def _value(self, value: str, key: bytes | None) -> str | None:
+        """A JSON string value redacted, or ``None`` when it holds no secret."""
+        new = self.text(value)
+        if new is not value:
+            return new
+        if key is not None:
+            name = _decode_str(key)
+            if secret_name(name) and _assigned_secret(value, {"name": name}):
+                return self.marker("secret-assignment", value)
+        return None
+
+    def events(self, events: Sequence[Event]) -> None:
+        """Redact every text *events* carry, in place.
+
+        Their strings and payloads are joined into one blob and scanned once:
+        only the parts a detector flags are then redacted one by one.
+        """
+        owners: list[Any] = []
+        fields: list[str | int] = []
+        parts: list[Any] = []
+        seen: set[tuple[int, str | int]] = set()
+        for ev in events:
+            _collect(ev, owners, fields, parts, seen)
+        if not parts:
+            return
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = 0
+        for i, part in enumerate(parts):
+            if isinstance(part, str):
+                part = parts[i] = part.encode("utf-8", "surrogatepass")
+            starts.append(pos)
+            pos += len(part)
+            ends.append(pos)
+            pos += 1
+        flagged = self.detectors.flagged(b"\0".join(parts), starts, ends)
+        for i in sorted(flagged):
+            owner, name = owners[i], fields[i]
+            if isinstance(name, int):
+                owner[name] = self.raw(owner[name])
+                continue
+            value = getattr(owner, name)
+            setattr(owner, name, self.raw(value) if isinstance(value, Raw) else self.text(value))
+
+    def event(self, ev: Event) -> Event:
+        """Redact every text *ev* carries, in place; return it."""
+        self.events((ev,))
+        return ev
+
+
+def _collect(
+    ev: Event,
+    owners: list[Any],
+    fields: list[str | int],
+    parts: list[Any],
+    seen: set[tuple[int, str | int]],
+) -> None:
+    """Note every text and payload of *ev*: its owner, the field, the value.
+
+    An adapter may hand the same object to two events (a block in a message and
+    in its record's replay): it is noted once, so it is redacted and counted once.
+    """
+
+    def add(owner: Any, name: str, value: Any) -> None:
+        key = (id(owner), name)
+        if key in seen:
+            return
+        seen.add(key)
+        owners.append(owner)
+        fields.append(name)
+        parts.append(value)
+
+    blocks = None
+    if ev.tool_result is not None:
+        r = ev.tool_result
+        blocks = r.content
+        if r.enrichment:
+            add(r, "enrichment", r.enrichment)
+        if r.fetch is not None and r.fetch.url:
+            add(r.fetch, "url", r.fetch.url)
+    elif ev.tool_call is not None:
+        if ev.tool_call.input:
+            add(ev.tool_call, "input", ev.tool_call.input)
+    elif ev.assistant_message is not None:
+        blocks = ev.assistant_message.content
+    elif ev.user_message is not None:
+        blocks = ev.user_message.content
+    elif ev.thinking is not None:
+        if ev.thinking.text:
+            add(ev.thinking, "text", ev.thinking.text)
+    elif ev.system is not None:
+        s = ev.system
+        if s.text:
+            add(s, "text", s.text)
+        if s.details:
+            add(s, "details", s.details)
+    elif ev.unknown is not None and ev.unknown.raw:
+        add(ev.unknown, "raw", ev.unknown.raw)
+    if blocks:
+        for b in blocks:
+            if b.text:
+                add(b, "text", b.text)
+            if b.uri:
+                add(b, "uri", b.uri)
+            # An image's native block is its base64 data: binary, never text.
+            if b.raw and b.kind != "image":
+                add(b, "raw", b.raw)
+    prov = ev.provenance
+    if prov is not None and prov.raw:
+        for i, raw in enumerate(prov.raw):
+            if (id(prov.raw), i) in seen:
+                continue
+            seen.add((id(prov.raw), i))
+            owners.append(prov.raw)
+            fields.append(i)
+            parts.append(raw)
+
+
+def _follows_key(data: bytes, start: int) -> bool:
+    """Whether the token at *start* is the value right after a key (``"k": <here>``)."""
+    j = start - 1
+    while j >= 0 and data[j] in _SPACE:
+        j -= 1
+    return j >= 0 and data[j] == 0x3A
+
+
+class Redaction:
+    """The redact stage: batches in, the same batches out with their events redacted.
+
+    Marks pass through untouched. :attr:`counts` holds what was redacted so far,
+    by detector; :meth:`summary` says it in one line.
+    """
+
+    __name__ = "redact"
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+
+    @property
+    def counts(self) -> Counter[str]:
+        """Secrets redacted so far, by detector name."""
+        return self.redactor.counts
+
+    def summary(self) -> str:
+        """``redacted N secrets (detector n, …)``: the report line."""
+        counts = self.counts
+        total = sum(counts.values())
+        text = f"redacted {total} secret{'' if total == 1 else 's'}"
+        if counts:
+            text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ")"
+        return text
+
+    async def __call__(self, batches: AsyncIterator[Batch]) -> AsyncIterator[Batch]:
+        redact = self.redactor.events
+        async for batch in batches:
+            if batch.events:
+                redact(batch.events)
+            yield batch
+
+
+def redact(
+    *,
+    patterns: Sequence[str] = (),
+    config: str | None = None,
+    disable: Iterable[str] = (),
+    detectors: Sequence[Detector] | None = None,
+    key: bytes | str | None = None,
+) -> Redaction:
+    """The redact stage: secrets in every event's texts become ``[REDACTED:<detector>:<hash>]``.
+
+    *detectors* replaces the built-in set (:data:`~agentminutes.stages.detectors.DETECTORS`);
+    *patterns* adds regular expressions (group ``secret``, if present, is what
+    is replaced; markers name them ``user-pattern``); *config* is a TOML file
+    of named patterns and built-in detectors to disable (see
+    :func:`~agentminutes.stages.detectors.load_config`); *disable* names
+    built-in detectors not to run. *key* keys the markers' hash (default: new
+    random bytes for each stage).
+
+    Raises:
+        UsageError: a pattern that does not compile, an unreadable config, an unknown name.
+    """
+    chosen = list(DETECTORS if detectors is None else detectors)
+    off = set(disable)
+    extra = [user_detector(p) for p in patterns]
+    if config is not None:
+        configured, config_off = load_config(config)
+        extra.extend(configured)
+        off |= config_off
+    unknown = off - {d.name for d in chosen}
+    if unknown:
+        raise UsageError(f"redact: no detector named {', '.join(sorted(unknown))}")
+    chosen = [d for d in chosen if d.name not in off]
+    builtin = {d.name for d in DETECTORS}
+    for d in extra:
+        if d.name in builtin:
+            raise UsageError(f"redact pattern name {d.name!r} is a built-in detector's")
+    chosen.extend(extra)
+    if isinstance(key, str):
+        key = key.encode()
+    return Redaction(Redactor(DetectorSet(chosen), key or secrets.token_bytes(32)))
