@@ -9,7 +9,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from planting import KINDS, USER_PATTERN, Plant, marker, plant
 
 import agentminutes
 from agentminutes.errors import UsageError
@@ -17,6 +16,7 @@ from agentminutes.pipeline.batch import Batch, apply_stages
 from agentminutes.schema import ContentBlock, Event, Raw, ToolCall, ToolResult
 from agentminutes.stages import redact
 from conftest import FIXTURES, transcripts
+from planting import KINDS, USER_PATTERN, Plant, marker, plant
 
 KEY = b"test-key"
 

@@ -20,6 +20,7 @@ from agentminutes.pipeline.documents import Feed, feeds
 from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
 from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
+from agentminutes.stages.redact import chosen, redaction
 
 __all__ = ("run_archive", "run_convert", "run_detect", "run_sessions", "run_stats")
 
@@ -255,14 +256,47 @@ def run_convert(
     every: bool = False,
     paths_from: str | None = None,
     to_dir: str | None = None,
+    redact: bool = False,
+    no_redact: bool = False,
+    redact_pattern: Sequence[str] | None = None,
+    redact_config: str | None = None,
 ) -> int | None:
     """``agentminutes convert``: the whole session (json), its events (jsonl), its ACP
-    ``session/update`` notifications (acp), or every session; of one transcript or several."""
+    ``session/update`` notifications (acp), or every session; of one transcript or several.
+
+    Secrets are redacted on request only (*redact*, or patterns or a config):
+    the default output is the contract's, byte for byte the transcript's texts.
+    """
     if fmt not in ("json", "jsonl", "acp"):
         raise UsageError(f'unknown format "{fmt}" (want json, jsonl or acp)')
     paths = transcript_list(transcripts, paths_from)
     options = _options(harness_version, permissive, keep_raw, text_form)
-    stages = build_stages(promote=promote or (), max_payload_bytes=max_payload_bytes)
+    redactor = redaction(
+        chosen(redact, no_redact), patterns=redact_pattern or (), config=redact_config
+    )
+    stages = build_stages(
+        promote=promote or (), max_payload_bytes=max_payload_bytes, redaction=redactor
+    )
+    code = _convert_paths(
+        paths, fmt, output, to_dir, every, conversation, harness, options, stages, paths_from
+    )
+    if redactor is not None:
+        print(f"agentminutes: {redactor.summary()}", file=sys.stderr)
+    return code
+
+
+def _convert_paths(
+    paths: list[str],
+    fmt: str,
+    output: str | None,
+    to_dir: str | None,
+    every: bool,
+    conversation: str | None,
+    harness: str,
+    options: ParseOptions,
+    stages: list[Stage],
+    paths_from: str | None,
+) -> int | None:
     if every and fmt != "json":
         raise UsageError(
             f"--all writes one whole session per line; it does not combine with --format {fmt}"
@@ -503,9 +537,20 @@ def run_archive(
     since: str | None,
     root: str | None,
     permissive: bool,
+    redact: bool = False,
+    no_redact: bool = False,
+    redact_pattern: Sequence[str] | None = None,
+    redact_config: str | None = None,
 ) -> int:
-    """``agentminutes archive``: copy and normalize sessions; 1 when a source changed."""
+    """``agentminutes archive``: copy and normalize sessions; 1 when a source changed.
+
+    Redaction (of the normalized sessions only) is on request.
+    """
     from agentminutes.discovery.archive import archive_sync
+
+    redactor = redaction(
+        chosen(redact, no_redact), patterns=redact_pattern or (), config=redact_config
+    )
 
     def report(text: str) -> None:
         print(f"agentminutes: archive: {text}", file=sys.stderr, flush=True)
@@ -519,6 +564,9 @@ def run_archive(
         root=root,
         permissive=permissive,
         on_report=report,
+        redaction=redactor,
     )
+    if redactor is not None:
+        print(f"agentminutes: archive: {redactor.summary()}", file=sys.stderr)
     print(f"agentminutes: archived {result.summary()} into {result.to}", file=sys.stderr)
     return 0 if result.ok else 1

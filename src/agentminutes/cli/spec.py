@@ -304,6 +304,35 @@ CONVERSATION: Final = value(
     "In a multi-conversation source (ChatGPT or claude.ai export, turns.db): the conversation "
     "to read, by id or unique id prefix.",
 )
+
+
+def _redaction(default: str) -> tuple[Option, ...]:
+    """``--redact``, ``--no-redact``, ``--redact-pattern``, ``--redact-config``: *default* says
+    where redaction is on."""
+    return (
+        flag(
+            "--redact",
+            help="Replace secrets (API keys, tokens, private keys, passwords …) by "
+            f"[REDACTED:<detector>:<hash>] markers; {default}. The count by detector goes to "
+            "stderr; $AGENTMINUTES_REDACT_KEY keys the hashes (default: a key per run).",
+        ),
+        flag("--no-redact", help="Do not redact (where it is on by default; a warning says so)."),
+        many(
+            "--redact-pattern",
+            "REGEX",
+            "Also redact what REGEX matches (its group 'secret', if it has one). Turns "
+            "redaction on.",
+        ),
+        value(
+            "--redact-config",
+            "FILE",
+            "A TOML file of named patterns ([[redact.pattern]] name, regex) and built-in "
+            "detectors to disable ([redact] disable = [...]). Turns redaction on.",
+            complete="file",
+        ),
+    )
+
+
 #: How a transcript is read: every command that parses one takes these.
 SOURCE: Final = (HARNESS, HARNESS_VERSION, PERMISSIVE, PROMOTE, TEXT_FORM)
 
@@ -345,6 +374,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             ),
             PATHS_FROM,
             TO_DIR,
+            *_redaction("off by default (the output contract)"),
         ),
         description="Several transcripts (or --paths-from) write one whole session JSON per "
         "line, as --all does; --format jsonl and acp need --to-dir then. A transcript that "
@@ -461,6 +491,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             MAX_PAYLOAD,
             PROMOTE,
             TEXT_FORM,
+            *_redaction("on by default for tcp:// and unix: (events leave the machine)"),
         ),
         description="One transcript prints what convert --format jsonl prints for it, event by "
         "event. Several (or a folder) print one envelope per line: "
@@ -563,6 +594,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 complete="dir",
             ),
             PERMISSIVE,
+            *_redaction("in the normalized sessions, off by default (the copies are the sources)"),
         ),
         description="Files keep their path relative to the harness's folder; each transcript "
         "gets its normalized session beside it (FILE.agentminutes.json) and MANIFEST.json "
@@ -625,6 +657,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             MAX_PAYLOAD,
             PROMOTE,
             TEXT_FORM,
+            *_redaction("on by default (a dataset travels)"),
         ),
         description="Tables events, sessions, tool_calls, requests and failures, in "
         "DIR/<table>/harness=<h>/date=<yyyy-mm-dd>/part-*.parquet. Run it again to add what is "

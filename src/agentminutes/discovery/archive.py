@@ -54,6 +54,7 @@ from agentminutes import timestamps
 from agentminutes.discovery.layouts import Root, ScanContext, SessionRef, join, locator
 from agentminutes.discovery.sessions import Scan, When, harness_roots
 from agentminutes.errors import AgentminutesError, ParseError, ScanError, UsageError
+from agentminutes.pipeline.batch import Stage
 from agentminutes.sinks.output import new_file, replace_file, write_file
 
 __all__ = (
@@ -278,11 +279,12 @@ def _keep_mtime(path: str, st: os.stat_result) -> None:
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def _normalize(copy: str, harness: str, permissive: bool) -> None:
+def _normalize(copy: str, harness: str, permissive: bool, redaction: Stage | None) -> None:
     """Write the normalized session of the transcript copy *copy* beside it (atomically)."""
     import anyio
 
     from agentminutes.harness import ParseOptions
+    from agentminutes.pipeline.batch import apply_stages
     from agentminutes.pipeline.conversion import Conversion, open_chunks
     from agentminutes.sinks.documents import SessionJsonSink
 
@@ -292,7 +294,10 @@ def _normalize(copy: str, harness: str, permissive: bool) -> None:
 
         async def run() -> None:
             sink = SessionJsonSink(out)
-            async for batch in conv.batches(open_chunks(copy)):
+            batches = conv.batches(open_chunks(copy))
+            if redaction is not None:
+                batches = apply_stages(batches, [redaction])
+            async for batch in batches:
                 await sink.send(batch)
             sink.finish(conv.skipped)
             await sink.aclose()
@@ -393,6 +398,7 @@ def archive_sync(
     permissive: bool = False,
     env: Mapping[str, str] | None = None,
     on_report: Callable[[str], None] | None = None,
+    redaction: Stage | None = None,
 ) -> ArchiveResult:
     """Synchronous twin of :func:`archive`."""
     from agentminutes.harness import document_adapter_class
@@ -442,7 +448,9 @@ def archive_sync(
             for ref in _select(harness, roots, root, session_id, cwd, since, env, fail):
                 result.sessions.append(ref.meta.session_id or ref.path)
                 for f in _session_files(harness, ref, roots):
-                    _archive_file(f, harness, roots, target, held, result, permissive, report, fail)
+                    _archive_file(
+                        f, harness, roots, target, held, result, permissive, report, fail, redaction
+                    )
                 _write_manifest(target, held)
         finally:
             _write_manifest(target, held)
@@ -459,6 +467,7 @@ def _archive_file(
     permissive: bool,
     report: Callable[[str], None],
     fail: Callable[[str], None],
+    redaction: Stage | None = None,
 ) -> None:
     base = _root_of(f.source, roots)
     if base is None:
@@ -488,7 +497,7 @@ def _archive_file(
     if done.status == "unchanged" and current:
         return
     try:
-        _normalize(dest, harness, permissive)
+        _normalize(dest, harness, permissive, redaction)
     except (AgentminutesError, OSError) as exc:
         text = str(exc.with_path(dest)) if isinstance(exc, ParseError) else str(exc)
         fail(f"not normalized: {text}")
@@ -543,6 +552,7 @@ async def archive(
     permissive: bool = False,
     env: Mapping[str, str] | None = None,
     on_report: Callable[[str], None] | None = None,
+    redaction: Stage | None = None,
 ) -> ArchiveResult:
     """Copy sessions, with their subagent transcripts and sidecars, into the folder *to*.
 
@@ -555,7 +565,9 @@ async def archive(
     complete lines of transcripts that grew. A source that changed in any
     other way is reported (in ``.conflicts``, and to *on_report*) and its
     copy kept. Sources are only read; a transcript still being written is
-    copied up to its last complete line.
+    copied up to its last complete line. *redaction* (an
+    :func:`agentminutes.stages.redact` stage) redacts the normalized sessions;
+    the copies stay byte for byte the sources.
 
     Raises:
         UsageError: no or both selections, an unknown harness, *to* inside the
@@ -574,6 +586,7 @@ async def archive(
             permissive=permissive,
             env=env,
             on_report=on_report,
+            redaction=redaction,
         )
 
     return await anyio.to_thread.run_sync(run)

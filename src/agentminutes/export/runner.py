@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import os
 import resource
+import secrets
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -35,6 +37,7 @@ from agentminutes.errors import AgentminutesError, DetectError, UsageError
 from agentminutes.export import dataset, schemas
 from agentminutes.export.dataset import Entry, Fingerprint, Manifest, RunRecord
 from agentminutes.harness import ParseOptions
+from agentminutes.pipeline.batch import Stage
 
 __all__ = ("ExportOptions", "ExportResult", "export_chunk", "export_command", "export_dataset")
 
@@ -59,6 +62,27 @@ class ExportOptions:
     text_form: str = "bare"
     promote: tuple[str, ...] = ()
     max_payload_bytes: int = 0
+    #: Secrets become markers before they reach the dataset (``--no-redact`` turns it off).
+    redact: bool = True
+    redact_patterns: tuple[str, ...] = ()
+    redact_config: str = ""
+    #: The run's marker key, hex (the same in every worker; never recorded).
+    redact_key: str = ""
+
+    def stages(self) -> list[Stage]:
+        """The stage chain a worker runs each transcript through."""
+        from agentminutes.stages import build_stages, redact
+
+        redaction = None
+        if self.redact:
+            redaction = redact(
+                patterns=self.redact_patterns,
+                config=self.redact_config or None,
+                key=bytes.fromhex(self.redact_key) or None,
+            )
+        return build_stages(
+            promote=self.promote, max_payload_bytes=self.max_payload_bytes, redaction=redaction
+        )
 
     def parse_options(self) -> ParseOptions:
         return ParseOptions(
@@ -76,6 +100,9 @@ class ExportOptions:
             "text_form": self.text_form,
             "promote": list(self.promote),
             "max_payload_bytes": self.max_payload_bytes,
+            "redact": self.redact,
+            "redact_patterns": list(self.redact_patterns),
+            "redact_config": self.redact_config,
         }
 
 
@@ -117,25 +144,30 @@ class ChunkResult:
     files: dict[str, list[str]]
     outcomes: list[Outcome]
     max_rss_kb: int
+    #: Secrets redacted in the chunk, by detector.
+    redacted: dict[str, int] = field(default_factory=dict)
 
 
 def export_chunk(job: ChunkJob) -> ChunkResult:
     """Export a chunk of transcripts into one set of part files (what a worker runs)."""
     from agentminutes.export.tables import TranscriptRows, failure_batch
-    from agentminutes.stages import build_stages
+    from agentminutes.stages import Redaction
 
     options = job.options
     writer = dataset.PartWriter(job.root, job.name)
     outcomes: list[Outcome] = []
     broken: list[str] = []
+    redacted: Counter[str] = Counter()
     for item in job.items:
+        stages = options.stages()
+        for stage in stages:
+            if isinstance(stage, Redaction):
+                stage.redactor.counts = redacted  # one tally for the chunk
         rows = TranscriptRows(
             item.path,
             harness=options.harness,
             options=options.parse_options(),
-            stages=build_stages(
-                promote=options.promote, max_payload_bytes=options.max_payload_bytes
-            ),
+            stages=stages,
             limit=item.size,
         )
         path = rows.transcript
@@ -164,7 +196,7 @@ def export_chunk(job: ChunkJob) -> ChunkResult:
     if broken:
         files = _drop_rows(job.root, job.name, files, broken)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return ChunkResult(job.name, files, outcomes, rss)
+    return ChunkResult(job.name, files, outcomes, rss, dict(redacted))
 
 
 def _drop_rows(
@@ -344,6 +376,8 @@ class ExportResult:
     events: int = 0
     replaced: int = 0
     wall_s: float = 0.0
+    #: Secrets redacted, by detector (``None`` when redaction was off).
+    redacted: Counter[str] | None = None
     failures: list[tuple[str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -491,6 +525,9 @@ def export_dataset(
     text_form: str = "bare",
     promote: Sequence[str] = (),
     max_payload_bytes: int = 0,
+    redact: bool = True,
+    redact_patterns: Sequence[str] = (),
+    redact_config: str | None = None,
     progress: bool | None = False,
     on_error: Callable[[str], None] | None = None,
     env: Mapping[str, str] | None = None,
@@ -507,6 +544,9 @@ def export_dataset(
         on_error: told each failed transcript's error line as it happens.
         permissive, harness_version, text_form, promote, max_payload_bytes: as for
             :func:`agentminutes.events`; a dataset keeps the options it was made with.
+        redact, redact_patterns, redact_config: secrets in the events' texts become
+            markers (:func:`agentminutes.stages.redact`), by default; the markers are
+            keyed by ``$AGENTMINUTES_REDACT_KEY`` if set, else by a key drawn per run.
 
     Raises:
         UsageError: contradicting options, a missing target, pyarrow not installed, or a
@@ -519,9 +559,9 @@ def export_dataset(
         raise UsageError("--jobs must be at least 1")
     if text_form not in ("bare", "delivered"):
         raise UsageError(f'unknown text form "{text_form}" (want bare or delivered)')
-    from agentminutes.stages import build_stages
+    from agentminutes.stages import KEY_ENV
 
-    build_stages(promote=promote, max_payload_bytes=max_payload_bytes)  # check the names now
+    key = (os.environ if env is None else env).get(KEY_ENV, "").encode() or secrets.token_bytes(32)
     options = ExportOptions(
         harness=harness or "auto",
         permissive=permissive,
@@ -529,7 +569,12 @@ def export_dataset(
         text_form=text_form,
         promote=tuple(promote),
         max_payload_bytes=max_payload_bytes,
+        redact=redact,
+        redact_patterns=tuple(redact_patterns),
+        redact_config=os.path.abspath(redact_config) if redact_config else "",
+        redact_key=key.hex(),
     )
+    options.stages()  # check the names, patterns and config now
     folder = os.path.abspath(os.fspath(to))
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise UsageError(f"{folder}: not a folder (--to takes the dataset's folder)")
@@ -562,6 +607,8 @@ def export_dataset(
     dataset.write_schema_document(folder)
 
     result = ExportResult(root=folder, transcripts=len(found.items), errors=list(found.errors))
+    if redact:
+        result.redacted = Counter()
     report = on_error or (lambda line: None)
     for line in found.errors:
         report(line)
@@ -688,6 +735,8 @@ def _commit(
     for rel, owners in chunk.files.items():
         for owner in owners:
             files_of.setdefault(owner, []).append(rel)
+    if result.redacted is not None:
+        result.redacted.update(chunk.redacted)
     for out in chunk.outcomes:
         manifest.transcripts[out.path] = Entry(
             fingerprint=fingerprints[out.path],
@@ -756,8 +805,26 @@ def export_command(
     text_form: str = "bare",
     promote: Sequence[str] | None = None,
     max_payload_bytes: int = 0,
+    redact: bool = False,
+    no_redact: bool = False,
+    redact_pattern: Sequence[str] | None = None,
+    redact_config: str | None = None,
 ) -> int:
-    """``agentminutes export``: run, report failures as they happen, end with the summary line."""
+    """``agentminutes export``: run, report failures as they happen, end with the summary line.
+
+    Secrets are redacted unless *no_redact* (a warning says so).
+    """
+    from agentminutes.stages.redact import chosen
+
+    if chosen(redact, no_redact) is False:
+        if redact_pattern or redact_config:
+            raise UsageError("--redact-pattern and --redact-config redact; drop --no-redact")
+        print(
+            "agentminutes: warning: --no-redact: secrets in the transcripts go into the "
+            "dataset as they are",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def report(line: str) -> None:
         # sys.stderr looked up now: under the progress bar it is the bar's, which
@@ -780,8 +847,15 @@ def export_command(
         text_form=text_form,
         promote=tuple(promote or ()),
         max_payload_bytes=max_payload_bytes,
+        redact=not no_redact,
+        redact_patterns=tuple(redact_pattern or ()),
+        redact_config=redact_config,
         progress=None,
         on_error=report,
     )
+    if result.redacted is not None:
+        from agentminutes.stages.redact import summary
+
+        print(f"agentminutes: export: {summary(result.redacted)}", file=sys.stderr)
     print(f"agentminutes: export: {result.summary()}", file=sys.stderr)
     return 0 if result.ok else 1

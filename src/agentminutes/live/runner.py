@@ -309,19 +309,41 @@ def follow_main(
     max_payload_bytes: int = 0,
     promote: Sequence[str] | None = None,
     text_form: str = "bare",
+    redact: bool = False,
+    no_redact: bool = False,
+    redact_pattern: Sequence[str] | None = None,
+    redact_config: str | None = None,
 ) -> int:
-    """``agentminutes follow`` with its options already parsed (see :mod:`agentminutes.cli.spec`)."""
+    """``agentminutes follow`` with its options already parsed (see :mod:`agentminutes.cli.spec`).
+
+    Secrets are redacted by default when events leave through a socket
+    (``tcp://``, ``unix:``), on request otherwise (stdout and files print what
+    ``convert`` prints).
+    """
     from agentminutes.errors import UsageError
     from agentminutes.harness import adapter_class
     from agentminutes.live.follower import make_follower, resolve_targets
     from agentminutes.stages import build_stages
+    from agentminutes.stages.redact import chosen, redaction
 
     if fmt != "jsonl":
         raise UsageError("follow writes jsonl: one event per line as it arrives")
     if max_payload_bytes < 0:
         raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
-    parse_sink_spec(to)
-    stages = build_stages(promote=promote or (), max_payload_bytes=max_payload_bytes)
+    leaves = parse_sink_spec(to)[0] not in ("stdout", "file")
+    choice = chosen(redact, no_redact)
+    redactor = redaction(
+        choice, default=leaves, patterns=redact_pattern or (), config=redact_config
+    )
+    if choice is False and leaves:
+        print(
+            f"agentminutes: warning: --no-redact: secrets in the transcripts go to {to} as they are",
+            file=sys.stderr,
+            flush=True,
+        )
+    stages = build_stages(
+        promote=promote or (), max_payload_bytes=max_payload_bytes, redaction=redactor
+    )
     # A database or a task folder is followed through its adapter's tail, not line by line.
     from agentminutes.harness import ParseOptions
     from agentminutes.live.documents import document_follower
@@ -339,7 +361,11 @@ def follow_main(
         ),
     )
     if documents is not None:
-        return _run_documents(cast("Follower", documents), stages, to)
+        try:
+            return _run_documents(cast("Follower", documents), stages, to)
+        finally:
+            if redactor is not None:
+                print(f"agentminutes: {redactor.summary()}", file=sys.stderr, flush=True)
     if harness not in ("", "auto"):
         adapter_class(harness)
     found = resolve_targets(targets, harness)
@@ -376,6 +402,9 @@ def follow_main(
     except BaseExceptionGroup as group:
         # Task groups wrap what the pipeline raised; the CLI reports the error itself.
         raise _first_leaf(group) from None
+    finally:
+        if redactor is not None:
+            follower.config.notice(redactor.summary())
 
 
 def _run_documents(follower: Follower, stages: Sequence[Stage], to: str) -> int:

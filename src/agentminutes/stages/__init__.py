@@ -39,7 +39,7 @@ other whole-file functions record no progress and do not check marks.
 from __future__ import annotations
 
 from agentminutes.pipeline.batch import Stage, apply_stages, per_event
-from agentminutes.stages.redact import Redaction, redact
+from agentminutes.stages.redact import KEY_ENV, Redaction, redact, redaction
 from agentminutes.stages.transforms import (
     PROMOTIONS,
     build_stages,
@@ -49,6 +49,7 @@ from agentminutes.stages.transforms import (
 )
 
 __all__ = (
+    "KEY_ENV",
     "PROMOTIONS",
     "Redaction",
     "Stage",
@@ -58,5 +59,6 @@ __all__ = (
     "promotion",
     "promotions",
     "redact",
+    "redaction",
     "truncate_payloads",
 )

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -48,7 +49,10 @@ from agentminutes.stages.detectors import (
 )
 from agentminutes.stages.detectors import _assignment as _assigned_secret
 
-__all__ = ("Redaction", "Redactor", "redact")
+__all__ = ("KEY_ENV", "Redaction", "Redactor", "chosen", "redact", "redaction", "summary")
+
+#: The environment variable that keys the markers for every run (else each run draws a key).
+KEY_ENV: Final = "AGENTMINUTES_REDACT_KEY"
 
 #: A JSON string token (opening quote to closing quote, escapes included).
 _STRING: Final = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
@@ -274,12 +278,7 @@ class Redaction:
 
     def summary(self) -> str:
         """``redacted N secrets (detector n, …)``: the report line."""
-        counts = self.counts
-        total = sum(counts.values())
-        text = f"redacted {total} secret{'' if total == 1 else 's'}"
-        if counts:
-            text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ")"
-        return text
+        return summary(self.counts)
 
     async def __call__(self, batches: AsyncIterator[Batch]) -> AsyncIterator[Batch]:
         redact = self.redactor.events
@@ -287,6 +286,15 @@ class Redaction:
             if batch.events:
                 redact(batch.events)
             yield batch
+
+
+def summary(counts: Mapping[str, int]) -> str:
+    """``redacted N secrets (detector n, …)``: what was redacted, by detector, in one line."""
+    total = sum(counts.values())
+    text = f"redacted {total} secret{'' if total == 1 else 's'}"
+    if total:
+        text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v) + ")"
+    return text
 
 
 def redact(
@@ -329,3 +337,42 @@ def redact(
     if isinstance(key, str):
         key = key.encode()
     return Redaction(Redactor(DetectorSet(chosen), key or secrets.token_bytes(32)))
+
+
+def chosen(redact: bool, no_redact: bool) -> bool | None:
+    """``--redact`` (``True``), ``--no-redact`` (``False``) or neither (``None``).
+
+    Raises:
+        UsageError: both given.
+    """
+    if redact and no_redact:
+        raise UsageError("--redact and --no-redact contradict each other; give one")
+    return True if redact else False if no_redact else None
+
+
+def redaction(
+    enabled: bool | None,
+    *,
+    default: bool = False,
+    patterns: Sequence[str] = (),
+    config: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Redaction | None:
+    """The redact stage the command-line options ask for, or ``None`` when redaction is off.
+
+    *enabled* is ``--redact`` (``True``), ``--no-redact`` (``False``) or neither
+    (``None``: *default*, unless patterns or a config are given, which turn it
+    on). The markers are keyed by ``$AGENTMINUTES_REDACT_KEY`` when it is set
+    (markers that stay the same across runs), else by a key drawn for this run.
+
+    Raises:
+        UsageError: ``--no-redact`` with patterns or a config, or a bad pattern or config.
+    """
+    if enabled is False:
+        if patterns or config:
+            raise UsageError("--redact-pattern and --redact-config redact; drop --no-redact")
+        return None
+    if enabled is None and not default and not patterns and not config:
+        return None
+    key = (os.environ if env is None else env).get(KEY_ENV) or None
+    return redact(patterns=patterns, config=config, key=key)

@@ -47,12 +47,19 @@ def build_stages(
     promote: Sequence[str] = (),
     max_payload_bytes: int = 0,
     stages: Sequence[Stage] = (),
+    redaction: Stage | None = None,
 ) -> list[Stage]:
-    """The stage chain for the common options: promotions, then *stages*, then truncation."""
+    """The stage chain for the common options: promotions, *stages*, *redaction*, truncation.
+
+    Redaction comes after everything that makes or reshapes events and before
+    truncation, so a truncated payload's digest is of the redacted text.
+    """
     if max_payload_bytes < 0:
         raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
     chain = promotions(promote)
     chain.extend(stages)
+    if redaction is not None:
+        chain.append(redaction)
     if max_payload_bytes:
         chain.append(truncate_payloads(max_payload_bytes))
     return chain
