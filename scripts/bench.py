@@ -3,7 +3,8 @@
 
 Usage:
   python scripts/bench.py --ref /tmp/ref/bin/agentminutes [--ours agentminutes]
-                          [--runs 3] [--harness H] TRANSCRIPT [TRANSCRIPT ...]
+                          [--runs 3] [--harness H] [--redact] TRANSCRIPT [TRANSCRIPT ...]
+  python scripts/bench.py --redact [--ours agentminutes] TRANSCRIPT ...   # no reference
 
 For each transcript and each command (``convert --format jsonl``, ``convert``,
 ``stats``) both CLIs run alternately, ``--runs`` times each (at least 3), with
@@ -30,6 +31,10 @@ Copilot CLI's ``events.jsonl`` needs nothing more.
 
 The reference (agentminutes 0.8.0 from PyPI) is installed apart from this
 project: ``python3 -m venv /tmp/ref && /tmp/ref/bin/pip install agentminutes==0.8.0``.
+
+``--redact`` adds what redaction costs: our ``convert --redact`` against our
+``convert``, alternately, the same number of runs (the target is at most 1.3x).
+Without ``--ref`` only that is measured.
 """
 
 from __future__ import annotations
@@ -72,22 +77,67 @@ def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--ref", required=True, help="the reference agentminutes (wrapper or binary)")
+    ap.add_argument("--ref", help="the reference agentminutes (wrapper or binary)")
     ap.add_argument("--ours", default="agentminutes", help="our CLI command line")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--harness", default="", help="pass --harness to both (default: detect)")
+    ap.add_argument(
+        "--redact", action="store_true", help="also: convert --redact against convert (ours)"
+    )
     ap.add_argument("transcripts", nargs="+")
     a = ap.parse_args()
+    if not a.ref and not a.redact:
+        ap.error("give --ref (ours against the reference), --redact, or both")
     runs = max(3, a.runs)
     ours = shlex.split(a.ours)
-    ref = real_binary(a.ref)
     extra = ["--harness", a.harness] if a.harness else []
+    if a.ref:
+        code = against_reference(ours, real_binary(a.ref), runs, extra, a.transcripts)
+        if code:
+            return code
+    if a.redact:
+        return redaction_cost(ours, runs, extra, a.transcripts)
+    return 0
+
+
+def redaction_cost(ours: list[str], runs: int, extra: list[str], transcripts: list[str]) -> int:
+    """``convert --redact`` against ``convert``, both ours, alternating; the wall-time ratio."""
+    print(f"\nredaction: {' '.join(ours)} convert --redact vs convert, {runs} runs each\n")
+    header = f"{'transcript':<28} {'convert s':>9} {'--redact s':>10} {'ratio':>6} {'MB':>5} {'--redact MB':>11}"
+    print(header)
+    print("-" * len(header))
+    worst = 0.0
+    for path in transcripts:
+        size = os.path.getsize(path) / 1e6
+        label = f"{os.path.basename(path)[:18]} ({size:.0f} MB)"
+        samples: dict[str, list[tuple[float, float]]] = {"plain": [], "redact": []}
+        for _ in range(runs):
+            for side, flags in (("plain", []), ("redact", ["--redact"])):
+                wall, rss, code = measure([*ours, "convert", *flags, *extra, path])
+                if code != 0:
+                    print(f"convert {' '.join(flags)} failed ({code}) on {path}", file=sys.stderr)
+                    return 2
+                samples[side].append((wall, rss))
+        pw = statistics.median(s[0] for s in samples["plain"])
+        rw = statistics.median(s[0] for s in samples["redact"])
+        pm = max(s[1] for s in samples["plain"])
+        rm = max(s[1] for s in samples["redact"])
+        worst = max(worst, rw / pw)
+        print(f"{label:<28} {pw:9.2f} {rw:10.2f} {rw / pw:6.2f} {pm:5.0f} {rm:11.0f}")
+    print(f"\nworst convert --redact / convert: {worst:.2f}")
+    return 0
+
+
+def against_reference(
+    ours: list[str], ref: list[str], runs: int, extra: list[str], transcripts: list[str]
+) -> int:
+    """Each command, ours against the reference, alternating; the wall-time ratios."""
     print(f"ours: {' '.join(ours)}\nref:  {' '.join(ref)}\nruns: {runs} each, alternating\n")
     header = f"{'transcript':<28} {'command':<22} {'ours s':>7} {'ref s':>7} {'ratio':>6} {'ours MB':>8} {'ref MB':>7}"
     print(header)
     print("-" * len(header))
     worst = 0.0
-    for path in a.transcripts:
+    for path in transcripts:
         size = os.path.getsize(path) / 1e6
         label = f"{os.path.basename(path)[:18]} ({size:.0f} MB)"
         for name, verb in COMMANDS:

@@ -145,6 +145,7 @@ def test_real_fixtures_hold_no_false_positives() -> None:
         "PASS: test_redact_roundtrip (0.02s) and DEDUP_TOKEN: foo--bar--baz",
         "const storageKey = \"br_skill_resource_library_v2\"; $password = App::$_CONF->get('DB_PASSWORD');",
         "GOOGLE_APPLICATION_CREDENTIALS=path/to/service-account.json",
+        "credentials: { private_key: serviceAccount.private_key, client_secret: cfg.clientSecret }",
         "Use a bearer token: Authorization: Bearer <token>, see -----BEGIN PRIVATE KEY-----...-----END PRIVATE KEY-----",
         "the task-management-system-design-document-v2 and the desk-lamp-with-usb-charger",
         "ssh://git@github.com:22/org/repo.git and http://localhost:8080@foo and mailto:someone@example.com",

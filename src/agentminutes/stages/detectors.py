@@ -142,7 +142,7 @@ _PLACEHOLDER_PARTS: Final = (
     "secrets.",
 )
 _PLACEHOLDER_STARTS: Final = ("$", "%", "{", "[", "(", "@", "&", "*", "#", ":", "=", "/", "~", ".")
-_SEGMENT: Final = r"(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]{0,4}"
+_SEGMENT: Final = r"(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)(?:[A-Z][a-z]{2,})*[0-9]{0,4}"
 #: Values that are names in code, not data: ``get_token``, ``self.api_key``, ``storageKey``,
 #: ``br_skill_library_v2``, ``path/to/key.json`` (random tokens mix case and digits throughout).
 _CODE_LIKE: Final = re.compile(
