@@ -10,19 +10,19 @@ values assigned to secret-looking names (``*_KEY``, ``*_TOKEN``,
 ``password`` …).
 
 Speed comes from the anchors. Python's regular expression engine tries a
-large alternation at every position, a few megabytes a second; but a pattern
-whose alternatives all start with a literal character is tried only where
-the text has one of those characters. So every anchor starts with a
-character that is rare in prose and code (``k`` of ``sk-``, ``J`` of
-``eyJ``, ``@`` of a URL's credentials …), one *gate* pattern of all anchors
-scans each string, and a detector's own expression runs only in a window
-around a hit. Matches never start mid-token: every token pattern is fenced by
-characters that cannot continue it, so base64 blobs, hashes and ids that merely
-contain an anchor are left alone.
+large alternation at every position, a few megabytes a second; a pattern that
+starts with a literal is scanned for at memchr speed. So every anchor starts
+with a character that is rare in prose and code (``k`` of ``sk-``, ``J`` of
+``eyJ``, ``@`` of a URL's credentials …), there is one *gate* pattern per
+anchor character (``k(?:-|_live_|ey=…)``), and a detector's own expression is
+matched only where its match would start for a hit. Matches never start
+mid-token: every token pattern is fenced by characters that cannot continue
+it, so base64 blobs, hashes and ids that merely contain an anchor are left alone.
 
 :class:`DetectorSet` compiles a set twice: over ``str`` (message text) and
-over the JSON-escaped ``bytes`` of verbatim payloads, where a newline is the
-two characters ``\\n`` and a quote may be escaped.
+over ``bytes`` (the JSON-escaped bytes of verbatim payloads, and a batch's
+texts joined). Text is often JSON itself, so both take a newline written as
+``\\n`` and escaped quotes.
 
 User patterns (``--redact-pattern``, the config file) have no anchors; each
 is a full pass over every string, so they cost in proportion.
