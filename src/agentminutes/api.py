@@ -377,8 +377,8 @@ async def _followed(
                         event=ev,
                     )
                 # The consumer has taken every event of the batch: record the progress.
-                if follow_state is not None and mark.entry is not None:
-                    follow_state.update(mark.transcript, mark.entry)
+                if follow_state is not None:
+                    mark.record(follow_state)
                 if follow_state is not None:
                     follow_state.save_if_due()
     finally:

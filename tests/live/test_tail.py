@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import anyio
 
-from agentminutes.live.tail import (
-    MARKER_BYTES,
-    NotifyWaker,
-    PollWaker,
-    TailFile,
-    make_waker,
-    notify_unavailable_reason,
-    tail_lines,
-)
+from agentminutes.live.tail import MARKER_BYTES, TailFile, tail_lines
 
 
 def _write(path: Path, data: bytes, mode: str = "ab") -> None:
@@ -79,11 +70,19 @@ def test_replacement_and_removal(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh"
     _write(fresh, b"new1\n")
     os.replace(fresh, p)
-    assert t.read() == ([(2, b"old2")], "replaced")
+    assert t.read() == ([(2, b"old2")], "moved")  # what the old file held is read first
+    assert t.vanished() == "deleted"  # replaced by a rename: the old file has no name left
+    assert not t.names_it(str(p))
     t.restart()
     assert t.read() == ([(1, b"new1")], None)
-    os.unlink(p)
-    assert t.read() == ([], "removed")
+    os.rename(p, tmp_path / "elsewhere")
+    _write(tmp_path / "elsewhere", b"new2\n")
+    assert t.read() == ([(2, b"new2")], "moved")  # still read where it went
+    assert t.vanished() == "renamed"
+    assert t.names_it(str(tmp_path / "elsewhere"))
+    os.unlink(tmp_path / "elsewhere")
+    assert t.read() == ([], "moved")
+    assert t.vanished() == "deleted"
     t.restart()
     assert t.read() == ([], None)  # waits for the path to exist again
     t.close()
@@ -106,8 +105,6 @@ def test_resume_checks_identity(tmp_path: Path) -> None:
             return r.resume(
                 offset=pos["offset"],
                 lineno=pos["line"],
-                dev=pos["dev"],
-                ino=pos["ino"],
                 head=(pos["head_len"], pos["head_sha256"]),
                 marker=pos["marker_sha256"],
             )
@@ -149,57 +146,3 @@ def test_tail_lines_follows_a_file_that_appears(tmp_path: Path) -> None:
         return got
 
     assert anyio.run(main) == [(i + 1, f"line {i}".encode()) for i in range(5)]
-
-
-def test_notify_waker_is_prompt_and_quiet(tmp_path: Path) -> None:
-    p = tmp_path / "t.jsonl"
-
-    async def main() -> tuple[set[str] | None, float, set[str] | None]:
-        waker = NotifyWaker([str(tmp_path)], recursive=False)
-        try:
-            assert await waker.wait(0.05) == set()  # nothing happened: a timeout
-
-            async def touch() -> None:
-                await anyio.sleep(0.05)
-                _write(p, b"x\n")
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(touch)
-                t0 = time.monotonic()
-                changed = await waker.wait(5)
-                took = time.monotonic() - t0
-            waker.interrupt()
-            after = await waker.wait(5)  # returns at once once interrupted
-            return changed, took, after
-        finally:
-            waker.close()
-
-    changed, took, after = anyio.run(main)
-    assert changed == {str(p)}
-    assert took < 1.0
-    assert after == set()
-
-
-def test_poll_waker_and_fallbacks(tmp_path: Path, monkeypatch: object) -> None:
-    async def main() -> set[str] | None:
-        waker = PollWaker()
-        waker.interrupt()
-        return await waker.wait(5)
-
-    assert anyio.run(main) is None
-    waker, reason = make_waker([str(tmp_path)], recursive=False, poll=True)
-    assert isinstance(waker, PollWaker)
-    assert reason is None
-    os.environ["WATCHFILES_FORCE_POLLING"] = "1"
-    try:
-        assert notify_unavailable_reason([str(tmp_path)]) == "WATCHFILES_FORCE_POLLING is set"
-        waker, reason = make_waker([str(tmp_path)], recursive=False, poll=False)
-        assert isinstance(waker, PollWaker)
-        assert reason == "WATCHFILES_FORCE_POLLING is set"
-    finally:
-        del os.environ["WATCHFILES_FORCE_POLLING"]
-    # a folder that does not exist cannot be watched: polling it is
-    waker, reason = make_waker([str(tmp_path / "missing")], recursive=True, poll=False)
-    assert isinstance(waker, PollWaker)
-    assert reason is not None
-    assert "notification unavailable" in reason

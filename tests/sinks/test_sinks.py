@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import socket
 from pathlib import Path
 
+from agentminutes.live.state import read_progress
 from follow_helpers import MAIN, Collector, FollowProc, append, expected, lines_of, wait_for
 
 
@@ -46,9 +46,8 @@ def test_slow_consumer_gets_backpressure_and_nothing_is_dropped(tmp_path: Path) 
         # socket took, though all of the transcript is on disk.
         f.wait_quiet(1.5)
         size = target.stat().st_size
-        if state.exists():
-            saved = json.loads(state.read_text())["transcripts"].get(str(target))
-            assert saved is None or saved["offset"] < size
+        saved = read_progress(state).get(str(target))
+        assert saved is None or saved["offset"] < size
         collector.paused.clear()
         wait_for(lambda: len(collector.lines) >= len(want) - 1, what="collector lines")
         assert f.stop(signal.SIGINT) == 0
@@ -57,5 +56,5 @@ def test_slow_consumer_gets_backpressure_and_nothing_is_dropped(tmp_path: Path) 
         f.kill()
         collector.drop()
     assert collector.events == want
-    saved = json.loads(state.read_text())["transcripts"][str(target)]
+    saved = read_progress(state)[str(target)]
     assert saved["offset"] == target.stat().st_size

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from agentminutes.live.state import read_progress
 from follow_helpers import MAIN, SMALL, SUBAGENT, FollowProc, append, expected, lines_of, wait_for
 
 
@@ -195,7 +196,7 @@ def test_acknowledging_collector_that_goes_away_loses_nothing(tmp_path: Path, fa
         collector.stall_after = len(collector.connections[0]) + 3
         append(main, lines[30:])
         time.sleep(0.3)
-        saved = json.loads(state.read_text())["transcripts"] if state.exists() else {}
+        saved = read_progress(state)
         collector.drop()
         wait_for(lambda: "connection lost" in _stderr_so_far(f), 10, "the lost connection")
         collector.stall_after = None
@@ -252,7 +253,7 @@ def test_acknowledgements_hold_progress_and_ids_survive_a_kill(tmp_path: Path) -
         f.kill()  # SIGKILL: only the state file survives
         # Everything was on disk and most of it in the kernel's buffers, but the state
         # records no more than the acknowledged lines could complete.
-        saved = json.loads(state.read_text())["transcripts"][str(target)]
+        saved = read_progress(state)[str(target)]
         assert 0 < saved["line"] <= 40 + 3
         first_ids = set(collector.order)
         collector.drop()

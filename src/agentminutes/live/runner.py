@@ -1,24 +1,32 @@
-"""Running a follow to the end: follower → stages → sink, progress saved, signals handled.
+"""Running a follow to the end: follower → stages → sink, progress recorded, signals handled.
 
 This is what ``agentminutes follow`` runs. Progress goes into the state file
-only for batches the sink has taken (for the socket sink: that the collector
-acknowledged, or the kernel accepted), and an output file is fsynced before each state save, so a state
-file never claims more than was delivered.
+only for batches the sink has delivered (stdout: written to the pipe; a
+file: written, and fsynced before the state is; a socket: acknowledged by the
+collector, or accepted by the kernel), one journal line per batch, so a follower killed at any moment
+repeats at most the batch in flight.
 
-Signals: the first SIGINT or SIGTERM stops the follower (it reads what is on
-disk and, unless it is a SIGTERM with ``--state``, flushes held events), and
-gives the sink :data:`STOP_GRACE_S` to deliver the rest; a second signal, or
-the end of the grace period, stops at once. Progress delivered so far is saved
-either way.
+What the transcripts hold when the follow starts is read and written before
+the event loop is even loaded (:func:`_write_primed`): a resumed follower's
+first events come out within a few tens of milliseconds of its start.
+
+Signals: the first SIGINT or SIGTERM stops the follower — it scans its
+folders once more, reads what is on disk and, unless it is a SIGTERM with
+``--state``, flushes held events — and gives the whole stop
+:data:`STOP_GRACE_S` (a sink that cannot deliver, a huge backlog). A second
+signal hurries it: :data:`HURRY_S` more, then it gives up; a third gives up
+at once. Giving up is never silent: the exit status is 1 and stderr says what
+was not written (with ``--state``, the next run writes it). Standard output
+is written without blocking (:class:`~agentminutes.sinks.stdout.StdoutSink`),
+so a reader that stops reading cannot make the follower unstoppable.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import msgspec
@@ -31,8 +39,8 @@ from agentminutes.live.state import FollowState
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.sinks.encoding import Encode, jsonl_encoder, one_line
 from agentminutes.sinks.protocol import OnDelivered
-from agentminutes.sinks.sockets import SocketSink
-from agentminutes.sinks.streams import FileSink, StreamSink, parse_sink_spec
+from agentminutes.sinks.stdout import BUFFER_BYTES, StdoutSink
+from agentminutes.sinks.streams import FileSink, parse_sink_spec
 
 if TYPE_CHECKING:
     import anyio
@@ -40,17 +48,21 @@ if TYPE_CHECKING:
 
 
 __all__ = (
+    "HURRY_S",
     "STOP_GRACE_S",
     "EnvelopeEncoder",
     "envelope_encoder",
     "follow_main",
     "open_sink",
     "run_follow",
+    "wants_envelopes",
 )
 
-#: How long a stopped follow waits for its sink to deliver what is buffered (s).
+#: How long a stop may take, reading what is left and delivering it (s).
 STOP_GRACE_S: Final = 10.0
-#: Least time between two state saves while events flow (s); a stop always saves.
+#: How long a stop may take once a second signal came (s).
+HURRY_S: Final = 1.0
+#: Least time between two syncs of the state while events flow (s); a stop always saves.
 SAVE_INTERVAL_S: Final = 1.0
 
 
@@ -130,16 +142,15 @@ async def open_sink(
 ) -> AsyncIterator[_FollowSink]:
     """The sink a ``--to`` value names, open for the duration of the block."""
     kind, where, options = parse_sink_spec(spec)
-    if kind == "stdout":
-        yield StreamSink(sys.stdout.buffer, encode)
-        return
-    if kind == "file":
-        sink = FileSink(where, encode, notice=notice)
+    if kind in ("stdout", "file"):
+        sink = _sync_sink(kind, where, encode, on_delivered=on_delivered, notice=notice)
         try:
             yield sink
         finally:
             await sink.aclose()
         return
+    from agentminutes.sinks.sockets import SocketSink
+
     buffer_bytes = int(options.get("buffer") or 4 << 20)
     ack = bool(options.get("ack"))
     encode_ids = encode.encode_with_ids if isinstance(encode, EnvelopeEncoder) else None
@@ -164,38 +175,86 @@ def wants_envelopes(spec: str) -> bool:
     return kind in ("tcp", "unix") and bool(options.get("ack"))
 
 
+def _sync_sink(
+    kind: str,
+    where: str,
+    encode: Encode,
+    *,
+    on_delivered: OnDelivered,
+    notice: Callable[[str], None],
+) -> StdoutSink | FileSink:
+    """A sink that takes batches without an event loop (stdout, a file)."""
+    if kind == "stdout":
+        return StdoutSink(encode, on_delivered=on_delivered)
+    return FileSink(where, encode, notice=notice)
+
+
 class _Progress:
-    """Delivered marks into the state file, saved at most once a second and at the end."""
+    """Delivered marks into the state file; the journal synced at most once a second."""
 
     def __init__(self, state: FollowState | None) -> None:
         self.state = state
         self.events = 0
-        self._last_save = time.monotonic()
 
     def delivered(self, mark: Any) -> None:
-        if self.state is not None and isinstance(mark, Mark) and mark.entry is not None:
-            self.state.update(mark.transcript, mark.entry)
+        if self.state is not None and isinstance(mark, Mark):
+            mark.record(self.state)
 
     async def save_periodically(self, sink: _FollowSink) -> None:
+        """Sync once a second while progress is unsaved (the pipeline may be waiting on a
+        full sink buffer meanwhile, delivering in the background)."""
         import anyio
 
-        """Save once a second while progress is unsaved (the pipeline may be
-        waiting on a full sink buffer meanwhile, delivering in the background)."""
         while True:
             await anyio.sleep(SAVE_INTERVAL_S)
             self.maybe_save(sink)
 
     def maybe_save(self, sink: _FollowSink) -> None:
         if self.state is not None and self.state.dirty:
-            now = time.monotonic()
-            if now - self._last_save >= SAVE_INTERVAL_S:
-                self.save(sink)
+            sink.sync()  # the output is durable before the progress claiming it is
+            self.state.save_if_due(SAVE_INTERVAL_S)
 
     def save(self, sink: _FollowSink) -> None:
-        sink.sync()
         if self.state is not None:
-            self.state.save()
-        self._last_save = time.monotonic()
+            sink.sync()
+            self.state.close()
+
+
+class _Stop:
+    """What the signals asked for, and the deadline of the whole stop."""
+
+    def __init__(self, follower: Follower, has_state: bool) -> None:
+        self.follower = follower
+        self.has_state = has_state
+        self.signals = 0
+        self.scope: anyio.CancelScope | None = None
+
+    def on_signal(self, signum: int) -> None:
+        import anyio
+
+        self.signals += 1
+        scope = self.scope
+        assert scope is not None
+        now = anyio.current_time()
+        if self.signals == 1:
+            # SIGTERM with --state is a pause (a supervisor restarting us): keep what
+            # the adapters hold in the state; otherwise write it now.
+            self.follower.stop(flush=not (signum == signal.SIGTERM and self.has_state))
+            scope.deadline = min(scope.deadline, now + STOP_GRACE_S)
+        elif self.signals == 2:
+            scope.deadline = min(scope.deadline, now + HURRY_S)
+        else:
+            scope.cancel()
+
+    async def watch(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        import anyio
+
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            task_status.started()
+            while early_signals:
+                self.on_signal(early_signals.pop(0))
+            async for signum in signals:
+                self.on_signal(signum)
 
 
 async def run_follow(
@@ -206,89 +265,85 @@ async def run_follow(
     state: FollowState | None = None,
     notice: Callable[[str], None],
     summary: bool = True,
-    delivered: Sequence[Batch] = (),
+    sink: StdoutSink | FileSink | None = None,
+    progress: _Progress | None = None,
 ) -> int:
-    import anyio
-
     """Follow until a signal or ``idle_exit``; return the exit status.
 
-    *delivered* are batches already written (by :func:`_write_primed`): they
-    count toward the summary and the saved progress.
+    *sink* and *progress*: the ones :func:`_write_primed` already wrote to.
     """
-    progress = _Progress(state)
-    for batch in delivered:
-        progress.events += len(batch.events)
-        progress.delivered(batch.mark)
+    import anyio
+
+    progress = progress or _Progress(state)
     encode = envelope_encoder() if follower.multi or wants_envelopes(to) else jsonl_encoder()
-    sink_cm: AbstractAsyncContextManager[_FollowSink] = open_sink(
-        to, encode, on_delivered=progress.delivered, notice=notice
-    )
-    undelivered = 0
-    async with sink_cm as sink:
-        with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as tg:
-                await tg.start(_watch_signals, follower, scope, state is not None)
-                if state is not None:
-                    tg.start_soon(progress.save_periodically, sink)
-                try:
+    sink_cm: AbstractAsyncContextManager[Any]
+    if sink is None:
+        sink_cm = open_sink(to, encode, on_delivered=progress.delivered, notice=notice)
+    else:
+        sink_cm = nullcontext(sink)
+    stop = _Stop(follower, state is not None)
+    outcome = ""
+    async with sink_cm as out:
+        try:
+            with anyio.CancelScope() as scope:
+                stop.scope = scope
+                async with anyio.create_task_group() as tg:
+                    await tg.start(stop.watch)
+                    if state is not None:
+                        tg.start_soon(progress.save_periodically, out)
+                    if isinstance(out, StdoutSink):
+                        await out.drain()  # what the start-up write left for the reader
                     async with aclosing(follower.batches()) as source:
-                        staged = apply_stages(source, stages, keep_marks=True)
-                        async for batch in staged:
-                            await sink.send(batch)
+                        async for batch in apply_stages(source, stages, keep_marks=True):
                             progress.events += len(batch.events)
-                            if not sink.deferred:
+                            await out.send(batch)
+                            if not out.deferred:
                                 progress.delivered(batch.mark)
-                            progress.maybe_save(sink)
-                    # Give the sink a bounded time to deliver what it still buffers.
-                    scope.deadline = min(scope.deadline, anyio.current_time() + STOP_GRACE_S)
-                    await sink.aclose()
-                finally:
-                    progress.save(sink)  # synchronous: a cancellation cannot cut it short
-                tg.cancel_scope.cancel()
-        if scope.cancelled_caught and isinstance(sink, SocketSink):
-            undelivered = sink.pending_bytes
+                    if stop.signals == 0:  # idle_exit: the sink gets the grace a stop gets
+                        scope.deadline = min(scope.deadline, anyio.current_time() + STOP_GRACE_S)
+                    await out.aclose()
+                    tg.cancel_scope.cancel()
+            if scope.cancelled_caught:
+                outcome = _undelivered(follower, out)
+        finally:
+            progress.save(out)  # synchronous: a cancellation cannot cut it short
+            if sink is not None:
+                sink.close()
     if summary:
         skipped = follower.skipped
         text = (
-            f"{progress.events} events from {len(follower.files)} transcript(s), "
+            f"{progress.events} events from "
+            f"{getattr(follower, 'followed', None) or len(follower.files)} transcript(s), "
             f"{sum(skipped.values())} skipped records"
         )
         if skipped:
             text += " (" + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) + ")"
         notice(text)
-    if undelivered:
+    if outcome:
         raise SourceError(
-            f"{to}: stopped with {undelivered} bytes the collector had not "
-            + ("acknowledged" if isinstance(sink, SocketSink) and sink.ack else "accepted")
-            + ("; they are sent again from the state file next time" if state else "")
+            f"{to if to not in ('', '-') else 'stdout'}: stopped before {outcome}"
+            + (
+                "; the state file records what was delivered: the next run writes the rest"
+                if state is not None
+                else ""
+            )
         )
     return 0
 
 
-async def _watch_signals(
-    follower: Follower,
-    scope: anyio.CancelScope,
-    has_state: bool,
-    *,
-    task_status: anyio.abc.TaskStatus[None],
-) -> None:
-    import anyio
-
-    def on_signal(signum: int) -> None:
-        if follower.stopping:
-            scope.cancel()
-            return
-        # SIGTERM with --state is a pause (a supervisor restarting us): keep what
-        # the adapters hold in the state; otherwise write it now.
-        follower.stop(flush=not (signum == signal.SIGTERM and has_state))
-        scope.deadline = anyio.current_time() + STOP_GRACE_S
-
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        task_status.started()
-        while early_signals:
-            on_signal(early_signals.pop(0))
-        async for signum in signals:
-            on_signal(signum)
+def _undelivered(follower: Follower, sink: Any) -> str:
+    """What a stop that was cut short did not write, in words."""
+    parts = []
+    if not getattr(follower, "completed", True):
+        parts.append("reading every transcript to its end and writing what they held")
+    pending = int(getattr(sink, "pending_bytes", 0) or 0)
+    if pending:
+        if isinstance(sink, StdoutSink):
+            parts.append(f"writing {pending} bytes the reader did not take")
+        else:
+            taken = "acknowledged" if getattr(sink, "ack", False) else "accepted"
+            parts.append(f"delivering {pending} bytes the collector had not {taken}")
+    return " and ".join(parts) or "its end"
 
 
 def follow_main(
@@ -330,7 +385,8 @@ def follow_main(
         raise UsageError("follow writes jsonl: one event per line as it arrives")
     if max_payload_bytes < 0:
         raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
-    leaves = parse_sink_spec(to)[0] not in ("stdout", "file")
+    kind, where, _ = parse_sink_spec(to)
+    leaves = kind not in ("stdout", "file")
     choice = chosen(redact, no_redact)
     redactor = redaction(
         choice, default=leaves, patterns=redact_pattern or (), config=redact_config
@@ -383,7 +439,15 @@ def follow_main(
         harness_version=harness_version,
         text_form=text_form,
     )
-    primed = _write_primed(follower) if to == "-" and not stages else []
+    progress = _Progress(follow_state)
+    sink: StdoutSink | FileSink | None = None
+    if kind in ("stdout", "file"):
+        encode = envelope_encoder() if follower.multi else jsonl_encoder()
+        sink = _sync_sink(
+            kind, where, encode, on_delivered=progress.delivered, notice=follower.config.notice
+        )
+        if not stages:
+            _write_primed(follower, sink, progress)
 
     async def main() -> int:
         return await run_follow(
@@ -392,7 +456,8 @@ def follow_main(
             to=to,
             state=follow_state,
             notice=follower.config.notice,
-            delivered=primed,
+            sink=sink,
+            progress=progress,
         )
 
     import anyio  # after the primed write: the event loop costs tens of milliseconds to load
@@ -408,11 +473,29 @@ def follow_main(
 
 
 def _run_documents(follower: Follower, stages: Sequence[Stage], to: str) -> int:
-    primed = _write_primed(follower) if to == "-" and not stages else []
+    """Follow a document source (see :mod:`agentminutes.live.documents`): no state."""
+    kind, where, _ = parse_sink_spec(to)
+    progress = _Progress(None)
+    sink: StdoutSink | FileSink | None = None
+    if kind in ("stdout", "file"):
+        sink = _sync_sink(
+            kind,
+            where,
+            envelope_encoder(),
+            on_delivered=progress.delivered,
+            notice=follower.config.notice,
+        )
+        if not stages:
+            _write_primed(follower, sink, progress)
 
     async def main() -> int:
         return await run_follow(
-            follower, stages=stages, to=to, notice=follower.config.notice, delivered=primed
+            follower,
+            stages=stages,
+            to=to,
+            notice=follower.config.notice,
+            sink=sink,
+            progress=progress,
         )
 
     import anyio
@@ -423,20 +506,26 @@ def _run_documents(follower: Follower, stages: Sequence[Stage], to: str) -> int:
         raise _first_leaf(group) from None
 
 
-def _write_primed(follower: Follower) -> list[Batch]:
-    """Write to stdout what the transcripts already hold, before the event loop starts.
+def _write_primed(follower: Follower, sink: StdoutSink | FileSink, progress: _Progress) -> None:
+    """Write what the transcripts already hold, before the event loop starts.
 
-    Only for stdout and no stages (a stage may carry state from batch to
-    batch). The batches returned were delivered: their marks go to the state.
+    Only without stages (a stage is asynchronous). Each batch is written as
+    it is read and recorded once delivered, so memory does not grow with what
+    is on disk and a follower killed meanwhile resumes after the last batch
+    written. A signal ends this early: the event loop takes over and stops.
     """
-    batches = follower.prime()
-    encode = envelope_encoder() if follower.multi else jsonl_encoder()
-    out = sys.stdout.buffer
-    for batch in batches:
-        if batch.events:
-            out.write(encode(batch))
-    out.flush()
-    return batches
+    for batch in follower.prime():
+        progress.events += len(batch.events)
+        sink.put(batch)
+        if not sink.deferred:
+            progress.delivered(batch.mark)
+        elif isinstance(sink, StdoutSink):
+            while sink.pending_bytes > BUFFER_BYTES and not early_signals:
+                sink.wait_writable(0.05)
+        if early_signals:
+            return
+    if isinstance(sink, StdoutSink):
+        sink.wait_writable(0)
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:

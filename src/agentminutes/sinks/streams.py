@@ -81,6 +81,10 @@ class FileSink:
         self._dirty = False
 
     async def send(self, batch: Batch) -> None:
+        self.put(batch)
+
+    def put(self, batch: Batch) -> None:
+        """Append *batch*'s lines now (no event loop needed)."""
         data = memoryview(self._encode(batch))
         while data:
             n = os.write(self._fd, data)
@@ -93,6 +97,10 @@ class FileSink:
             self._dirty = False
 
     async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Fsync and close the file (no event loop needed)."""
         if self._fd >= 0:
             self.sync()
             os.close(self._fd)
