@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import agentminutes
+from agentminutes import timestamps
 from agentminutes.schema import TokenUsage
 from agentminutes.schema.summary import PROMPT_RULES
 from agentminutes.schema.usage import USAGE_RULES, otel_usage, reported_cost, requests
@@ -47,7 +48,7 @@ def test_every_harness_with_a_prompt_rule_has_a_usage_rule() -> None:
 
 def test_a_harness_without_a_rule_has_no_normalized_view() -> None:
     usage = TokenUsage(input_tokens=10, output_tokens=5, cache_read_input_tokens=3)
-    assert otel_usage(usage, "copilot") is None
+    assert otel_usage(usage, "antigravity") is None
     assert otel_usage(usage, "no-such-harness") is None
 
 
@@ -265,3 +266,166 @@ def test_pi_input_excludes_the_cache_and_its_own_cost_is_reported(rel: str) -> N
 def test_reported_cost_is_none_where_nothing_recorded_one() -> None:
     assert reported_cost(TokenUsage(input_tokens=1, output_tokens=1), "claude-code") is None
     assert reported_cost(TokenUsage(input_tokens=1, output_tokens=1), "pi") is None
+
+
+# -- Copilot CLI: usage beside the messages (assistant.usage, session.shutdown) ----------------
+
+_COPILOT = FIXTURES / "copilot/agent-sessions"
+
+
+def _copilot_metrics(rec: dict[str, Any]) -> dict[str, tuple[int, int, int, int]]:
+    out = {}
+    for model, m in rec["data"]["modelMetrics"].items():
+        u = m["usage"]
+        counts = (u["inputTokens"], u["outputTokens"], u["cacheReadTokens"], u["cacheWriteTokens"])
+        out[model] = counts
+    return out
+
+
+def _counts(r: Any) -> tuple[int, int, int, int]:
+    u = r.usage
+    return (
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_input_tokens,
+        u.cache_creation_input_tokens,
+    )
+
+
+@pytest.mark.parametrize("name", ["copilot_small_0.0.420.jsonl", "copilot_schema_drift.jsonl"])
+def test_copilot_counts_each_model_of_the_shutdown_metrics(name: str) -> None:
+    path = _COPILOT / name
+    shutdowns = [r for r in _lines(path) if r["type"] == "session.shutdown"]
+    assert len(shutdowns) == 1
+    want = _copilot_metrics(shutdowns[0])
+    # convert keeps the reference's output: no usage on Copilot events, no totals.
+    assert agentminutes.load(path).totals is None
+    reqs = requests(agentminutes.iter_events(path))
+    assert {r.model: _counts(r) for r in reqs} == want
+    for r in reqs:
+        assert r.timestamp == timestamps.normalize(shutdowns[0]["timestamp"])
+        o = r.otel
+        assert o is not None
+        # inputTokens already counts the cache: the normalized input is it, unchanged.
+        assert (o.input_tokens, o.cache_read_input_tokens) == (
+            r.usage.input_tokens,
+            want[r.model][2],
+        )
+        assert o.cache_read_input_tokens <= o.input_tokens
+        usage = shutdowns[0]["data"]["modelMetrics"][r.model]["usage"]
+        assert o.reasoning_output_tokens == usage.get("reasoningTokens")
+
+
+def test_copilot_session_wide_token_details_count_fresh_input_apart_from_the_cache() -> None:
+    path = _COPILOT / "copilot_small_1.0.77.jsonl"
+    (shutdown,) = [r for r in _lines(path) if r["type"] == "session.shutdown"]
+    data = shutdown["data"]
+    assert all("usage" not in m for m in data["modelMetrics"].values())
+    d = {k: v["tokenCount"] for k, v in data["tokenDetails"].items()}
+    (req,) = requests(agentminutes.iter_events(path, permissive=True))
+    (model,) = data["modelMetrics"]
+    assert req.model == model
+    gross = d["input"] + d["cache_read"] + d["cache_write"]
+    assert _counts(req) == (gross, d["output"], d["cache_read"], d["cache_write"])
+
+
+def _copilot_segments(tmp_path: Path, later: list[dict[str, int]]) -> Path:
+    """The real 0.0.420 session, then one resumed process per entry of *later*, each
+    closed by a shutdown whose gpt-4.1 counters are the entry's."""
+    lines = (_COPILOT / "copilot_small_0.0.420.jsonl").read_text(encoding="utf-8").splitlines()
+    recs = [json.loads(x) for x in lines]
+    shutdown = recs[-1]
+    out = list(recs)
+    for i, counters in enumerate(later):
+        ts = f"2025-12-19T0{i}:00:00.000Z"
+        out.append(
+            {
+                "type": "session.resume",
+                "data": {"resumeTime": ts, "eventCount": len(out)},
+                "id": f"r{i}",
+                "timestamp": ts,
+                "parentId": out[-1]["id"],
+            }
+        )
+        nxt = json.loads(json.dumps(shutdown))
+        nxt["id"], nxt["timestamp"], nxt["parentId"] = f"s{i}", ts, f"r{i}"
+        nxt["data"]["modelMetrics"]["gpt-4.1"]["usage"].update(counters)
+        out.append(nxt)
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in out), encoding="utf-8")
+    return path
+
+
+def test_copilot_resumed_sessions_count_cumulative_shutdowns_once_and_reset_ones_whole(
+    tmp_path: Path,
+) -> None:
+    first = _copilot_metrics(_lines(_COPILOT / "copilot_small_0.0.420.jsonl")[-1])["gpt-4.1"]
+    grown = {
+        "inputTokens": 1500,
+        "outputTokens": 80,
+        "cacheReadTokens": 1200,
+        "cacheWriteTokens": 0,
+    }
+    reset = {"inputTokens": 300, "outputTokens": 20, "cacheReadTokens": 100, "cacheWriteTokens": 0}
+    path = _copilot_segments(tmp_path, [grown, reset])
+    reqs = requests(agentminutes.iter_events(path))
+    assert [_counts(r) for r in reqs] == [
+        first,  # the first process, whole
+        (1500 - first[0], 80 - first[1], 1200 - first[2], 0),  # carried on: the increase
+        (300, 20, 100, 0),  # started from zero: whole
+    ]
+    assert len({r.key for r in reqs}) == 3
+
+
+def test_copilot_assistant_usage_records_are_the_requests_and_the_shutdown_is_not_added(
+    tmp_path: Path,
+) -> None:
+    recs = _lines(_COPILOT / "copilot_small_0.0.420.jsonl")
+    shutdown = recs[-1]
+    u = shutdown["data"]["modelMetrics"]["gpt-4.1"]["usage"]
+    # The shutdown's sum split into the two requests that made it (the shape later
+    # releases write per request: inputTokens counting the cache reads).
+    parts = [
+        {
+            "model": "gpt-4.1",
+            "inputTokens": 400,
+            "outputTokens": 20,
+            "cacheReadTokens": 300,
+            "cacheWriteTokens": 0,
+            "reasoningTokens": 0,
+            "cost": 1,
+            "duration": 900,
+        },
+        {
+            "model": "gpt-4.1",
+            "inputTokens": u["inputTokens"] - 400,
+            "outputTokens": u["outputTokens"] - 20,
+            "cacheReadTokens": u["cacheReadTokens"] - 300,
+            "cacheWriteTokens": 0,
+            "reasoningTokens": 0,
+            "cost": 1,
+            "duration": 700,
+        },
+    ]
+    usage_recs = [
+        {
+            "type": "assistant.usage",
+            "data": p,
+            "id": f"u{i}",
+            "timestamp": recs[4 + 2 * i]["timestamp"],
+            "parentId": recs[4 + 2 * i]["id"],
+        }
+        for i, p in enumerate(parts)
+    ]
+    out = [*recs[:5], usage_recs[0], *recs[5:7], usage_recs[1], recs[7]]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in out), encoding="utf-8")
+    reqs = requests(agentminutes.iter_events(path))
+    assert [_counts(r) for r in reqs] == [
+        (p["inputTokens"], p["outputTokens"], p["cacheReadTokens"], 0) for p in parts
+    ]
+    assert [r.key for r in reqs] == [
+        "copilot:copilot_stage0_small:u0",
+        "copilot:copilot_stage0_small:u1",
+    ]
+    assert all(r.reported_cost is None for r in reqs)  # "cost" is premium requests, not USD

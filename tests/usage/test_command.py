@@ -189,6 +189,36 @@ def test_a_codex_fork_counts_only_its_own_requests(home: Path) -> None:
     )
 
 
+def test_copilot_sessions_count_their_shutdown_metrics_once_per_copy(home: Path) -> None:
+    source = FIXTURES / "copilot/agent-sessions/copilot_small_0.0.420.jsonl"
+    sid = "0c0c0c0c-1111-4222-8333-444444444444"
+    folder = home / ".copilot/session-state" / sid
+    folder.mkdir(parents=True)
+    shutil.copyfile(source, folder / "events.jsonl")
+    (folder / "workspace.yaml").write_text("cwd: /work/copilot\n", encoding="utf-8")
+    # The same session also in the older flat layout: its requests are copies.
+    flat = "0c0c0c0c-5555-4666-8777-888888888888.jsonl"
+    shutil.copyfile(source, home / ".copilot/session-state" / flat)
+    proc = _cli(home, "usage", "--harness", "copilot", "--by", "model", "--format", "json")
+    rows = {r["model"]: r for r in _rows(proc)}
+    shutdown = json.loads(source.read_text(encoding="utf-8").splitlines()[-1])
+    for model, metric in shutdown["data"]["modelMetrics"].items():
+        u = metric["usage"]
+        row = rows[model]
+        assert row["requests"] == 1  # one shutdown, counted once though in two files
+        assert (row["input_tokens"], row["output_tokens"], row["cache_read_input_tokens"]) == (
+            u["inputTokens"],
+            u["outputTokens"],
+            u["cacheReadTokens"],
+        )
+        assert row["otel"]["input_tokens"] == u["inputTokens"]
+        assert row["cost_status"] in ("priced", "unpriced")
+        assert row["cost_usd"] is None or row["cost_usd"] > 0
+    assert "1 copies of requests counted once" in proc.stderr
+    # convert, following the reference, still records no usage for the session.
+    assert agentminutes.load(folder / "events.jsonl").totals is None
+
+
 def test_a_second_run_over_an_unchanged_home_reads_no_transcript(home: Path) -> None:
     first = _cli(home, "usage", "--by", "session,model", "--format", "json")
     assert "0 unchanged" in first.stderr

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from functools import partial
-from typing import IO, Any, TypeVar
+from typing import IO, Any, NamedTuple, TypeVar
 
 from agentminutes.cli.many import run_many, transcript_list
 from agentminutes.errors import UsageError
@@ -196,7 +196,65 @@ def _options(
     )
 
 
-async def _stats(output: str | None, job: Feed, fmt: str, title: str) -> None:
+class _StatsUsage(NamedTuple):
+    """``stats --usage``: the block is asked for; how it is priced."""
+
+    prices: str | None
+    cost: bool
+
+    def pricer(self) -> Any:
+        from agentminutes.usage.stats import make_pricer
+
+        return make_pricer(self.prices, self.cost, lambda text: print(text, file=sys.stderr))
+
+
+def _with_usage(document: bytes, block: dict[str, Any], indent: int) -> bytes:
+    """*document* (a stats JSON object) with the ``usage`` block added as its last key."""
+    import msgspec
+
+    data = msgspec.json.decode(document)
+    data["usage"] = block
+    encoded = msgspec.json.encode(data)
+    return (msgspec.json.format(encoded, indent=indent) if indent else encoded) + b"\n"
+
+
+async def _stats_document(
+    job: Feed, usage: _StatsUsage | None, indent: int
+) -> tuple[bytes, Any, int]:
+    """The stats JSON of *job* (with the usage block when asked), its usage report, its events."""
+    import io
+
+    from agentminutes.usage.stats import UsageFold, block_json
+
+    buffer = io.BytesIO()
+    sink = StatsSink(buffer, indent=indent)
+    fold = UsageFold()
+    events = 0
+    async for batch in job.batches:
+        events += len(batch.events)
+        fold.add(batch.events)
+        await sink.send(batch)
+    sink.finish()
+    report = fold.report(usage.pricer() if usage is not None else None)
+    data = _with_usage(buffer.getvalue(), block_json(report, fold.harness), indent)
+    return data, report, events
+
+
+async def _stats(
+    output: str | None, job: Feed, fmt: str, title: str, usage: _StatsUsage | None = None
+) -> None:
+    if usage is not None:
+        data, report, _ = await _stats_document(job, usage, 2)
+        if fmt == "table":
+            import msgspec
+
+            from agentminutes.schema import Stats
+
+            _table(msgspec.json.decode(data, type=Stats), title, output, report)
+            return
+        with open_output(output, atomic=True) as stream:
+            stream.write(data)
+        return
     if fmt == "table":
         import io
 
@@ -227,7 +285,8 @@ def _stats_format(fmt: str | None, output: str | None) -> str:
     return "table" if output is None and sys.stdout.isatty() else "json"
 
 
-def _table(summary: object, title: str, output: str | None) -> None:
+def _table(summary: object, title: str, output: str | None, usage: Any = None) -> None:
+    """The summary as tables; *usage* (a usage report, ``stats --usage``) adds its table."""
     from agentminutes.cli.stats_view import write_table
     from agentminutes.schema import Stats, TaskStats
 
@@ -235,9 +294,24 @@ def _table(summary: object, title: str, output: str | None) -> None:
     terminal = output is None and sys.stdout.isatty()
     if terminal:
         write_table(summary, title, None, terminal=True)
+        if usage is not None:
+            _usage_table(usage, sys.stdout)
         return
     with open_output(output, atomic=True) as stream:
         write_table(summary, title, stream, terminal=False)
+        if usage is not None:
+            import io
+
+            text = io.StringIO()
+            _usage_table(usage, text)
+            stream.write(text.getvalue().encode("utf-8"))
+
+
+def _usage_table(report: Any, stream: IO[str]) -> None:
+    from agentminutes.usage.render import render_table
+
+    stream.write("\nUsage by model\n")
+    render_table(report, stream)
 
 
 def run_convert(
@@ -386,12 +460,16 @@ def run_stats(
     paths_from: str | None = None,
     to_dir: str | None = None,
     fmt: str | None = None,
+    usage: bool = False,
+    prices: str | None = None,
+    no_cost: bool = False,
 ) -> int | None:
     """``agentminutes stats``: the behavioural summary of one session (or, with
     ``include_subagents``, of its whole task); of one transcript or several. As JSON,
     or (*fmt* ``table``, one transcript) as tables; by default tables on a terminal
-    and JSON anywhere else."""
+    and JSON anywhere else. *usage* adds the usage block (:mod:`agentminutes.usage.stats`)."""
     paths = transcript_list(transcripts, paths_from)
+    wants_usage = _StatsUsage(prices, not no_cost) if usage else None
     if len(paths) > 1 or paths_from is not None or to_dir is not None:
         if fmt == "table":
             raise UsageError("--format table lays out one transcript's summary; give one")
@@ -415,10 +493,15 @@ def run_stats(
                         harness_version=harness_version,
                         text_form=text_form,
                         promote=list(promote or []),
-                    )
+                        usage=wants_usage,
+                    )[0]
                 )
                 return 1, 0, {}
             job = _feed(transcript, harness, options, stages, None)
+            if wants_usage is not None:
+                data, _, events = await _stats_document(job, wants_usage, indent)
+                stream.write(data)
+                return 1, events, _with_white_space(job)
             sink = StatsSink(stream, indent=indent)
             events = 0
             async for batch in job.batches:
@@ -450,23 +533,29 @@ def run_stats(
             text_form=text_form,
             promote=list(promote or []),
             fmt=fmt,
+            usage=wants_usage,
         )
         return None
     options = _options(harness_version, permissive, False, text_form)
     job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
-    _run(partial(_stats, output, job, fmt, title), [transcript])
+    _run(partial(_stats, output, job, fmt, title, wants_usage), [transcript])
     return None
 
 
 def _task_stats(transcript: str, output: str | None, *, fmt: str, **values: Any) -> None:
     """``stats --include-subagents``: the task summary (see :mod:`agentminutes.discovery.task`)."""
-    data = _task_stats_json(transcript, 2, **values)
+    data, report = _task_stats_json(transcript, 2, **values)
     if fmt == "table":
         import msgspec
 
         from agentminutes.schema import TaskStats
 
-        _table(msgspec.json.decode(data, type=TaskStats), os.path.basename(transcript), output)
+        _table(
+            msgspec.json.decode(data, type=TaskStats),
+            os.path.basename(transcript),
+            output,
+            report,
+        )
         return
     with open_output(output, atomic=True) as stream:
         stream.write(data)
@@ -483,8 +572,10 @@ def _task_stats_json(
     harness_version: str,
     text_form: str,
     promote: list[str],
-) -> bytes:
-    """The task summary of *transcript* as JSON (*indent* 0: one line); notes go to stderr."""
+    usage: _StatsUsage | None = None,
+) -> tuple[bytes, Any]:
+    """The task summary of *transcript* as JSON (*indent* 0: one line), with the usage block
+    and its report when *usage* asks for them; notes go to stderr."""
     import msgspec
 
     from agentminutes.discovery.task import nested_left_out, task_stats_sync
@@ -503,6 +594,13 @@ def _task_stats_json(
     )
     encoded = msgspec.json.Encoder(order="deterministic").encode(task)
     data = msgspec.json.format(encoded, indent=indent) if indent else encoded
+    report = None
+    if usage is not None:
+        from agentminutes.usage.stats import block_json, task_report
+
+        paths = [t.path for t in task.transcripts]
+        report = task_report(paths, task.harness, usage.pricer())
+        data = _with_usage(data, block_json(report, task.harness), indent)[:-1]
     left_out = nested_left_out(task, all_subagents)
     if left_out:
         named = f"{transcript}: " if indent == 0 else ""
@@ -511,7 +609,7 @@ def _task_stats_json(
             "subagents/ (workflow agents) are not counted; --all-subagents adds them",
             file=sys.stderr,
         )
-    return data + b"\n"
+    return data + b"\n", report
 
 
 def run_detect(transcript: str) -> None:

@@ -417,6 +417,22 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "reference CLI leaves them out).",
                 requires="--include-subagents",
             ),
+            flag(
+                "--usage",
+                help="Add a usage block: the API requests' tokens as the harness recorded them, "
+                "in OpenTelemetry GenAI terms (otel: input counting the cache), cost (null and "
+                "unpriced where no price is known), per model. Off by default: the document "
+                "stays the reference CLI's.",
+            ),
+            value(
+                "--prices",
+                "FILE",
+                "With --usage: a TOML or JSON price file that adds models or overrides the "
+                "catalog.",
+                requires="--usage",
+                complete="file",
+            ),
+            flag("--no-cost", help="With --usage: tokens only, no prices.", requires="--usage"),
             PATHS_FROM,
             TO_DIR,
         ),

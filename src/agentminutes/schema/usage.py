@@ -100,6 +100,10 @@ USAGE_RULES: Final[Mapping[str, UsageRule]] = MappingProxyType(
         # Cline (api_req_started): tokensIn excludes cacheReads and cacheWrites; cost is
         # usage.cost; message ids are <task id>:<record>.
         "cline": UsageRule(input_includes_cache=False, key_rule="message"),
+        # Copilot CLI records no usage on its messages (convert keeps them usage-free, as
+        # the reference does): RequestFolder reads the assistant.usage records and the
+        # session.shutdown metrics, whose inputTokens count the cache reads and writes.
+        "copilot": UsageRule(input_includes_cache=True, key_rule=""),
     }
 )
 
@@ -294,9 +298,65 @@ class _SessionPayload(msgspec.Struct):
     forked_from_id: str | None = None
 
 
+class _CopilotCounts(msgspec.Struct, rename="camel"):
+    """Copilot CLI's usage counters (``assistant.usage`` data, ``modelMetrics.*.usage``)."""
+
+    input_tokens: int | float = 0
+    output_tokens: int | float = 0
+    cache_read_tokens: int | float = 0
+    cache_write_tokens: int | float = 0
+    reasoning_tokens: int | float | None = None
+    model: str = ""
+
+
+class _CopilotMetric(msgspec.Struct):
+    usage: _CopilotCounts | None = None
+
+
+class _CopilotTokenCount(msgspec.Struct, rename="camel"):
+    token_count: int | float = 0
+
+
+class _CopilotTokenDetails(msgspec.Struct):
+    input: _CopilotTokenCount | None = None
+    output: _CopilotTokenCount | None = None
+    cache_read: _CopilotTokenCount | None = None
+    cache_write: _CopilotTokenCount | None = None
+
+
+class _CopilotShutdown(msgspec.Struct, rename="camel"):
+    model_metrics: dict[str, _CopilotMetric] | None = None
+    token_details: _CopilotTokenDetails | None = None
+    current_model: str | None = None
+
+
+class _CopilotModelChange(msgspec.Struct, rename="camel"):
+    new_model: str | None = None
+
+
+#: One Copilot model's counters: gross input, output, cache read, cache write, reasoning.
+_CopilotSnapshot = tuple[int, int, int, int, int | None]
+
+
 _decode_token_count = msgspec.json.Decoder(_TokenCount).decode
 _decode_turn_context = msgspec.json.Decoder(_TurnContext).decode
 _decode_session_payload = msgspec.json.Decoder(_SessionPayload).decode
+_decode_copilot_usage = msgspec.json.Decoder(_CopilotCounts).decode
+_decode_copilot_shutdown = msgspec.json.Decoder(_CopilotShutdown).decode
+_decode_copilot_model_change = msgspec.json.Decoder(_CopilotModelChange).decode
+
+
+def _copilot_gross(c: _CopilotCounts) -> _CopilotSnapshot:
+    inp, read, write = int(c.input_tokens), int(c.cache_read_tokens), int(c.cache_write_tokens)
+    # inputTokens counts the cache parts; a figure below them can only be fresh input.
+    if inp < read + write:
+        inp += read + write
+    reasoning = None if c.reasoning_tokens is None else int(c.reasoning_tokens)
+    return inp, int(c.output_tokens), read, write, reasoning
+
+
+def _count(c: _CopilotTokenCount | None) -> int:
+    return int(c.token_count) if c is not None else 0
 
 
 def _fields(c: _Counters) -> tuple[int, int, int, int, int, int]:
@@ -333,6 +393,21 @@ class RequestFolder:
       parent's requests, and its own requests have totals the parent never had.
     * Codex streams without ``token_count`` records (``codex exec --json``,
       legacy rollouts) count their messages' usage.
+    * Copilot CLI writes usage only beside its messages: an ``assistant.usage``
+      record per request (some releases), and at every exit a ``session.shutdown``
+      whose ``modelMetrics`` sum each model's usage (``inputTokens`` counts the
+      cache reads and writes; ``reasoningTokens`` is part of ``outputTokens``)
+      or, in releases that record only a session-wide ``tokenDetails``, the
+      session's (its ``input`` is fresh input, the cache apart). An
+      ``assistant.usage`` record is one request; a shutdown is one request per
+      model, at the shutdown's time, unless the process it closes wrote
+      ``assistant.usage`` records (counted already). A resumed session writes
+      one shutdown per process, and releases differ on whether the next one
+      starts from zero or carries the totals on: a model whose counters all
+      grew since the previous shutdown counts the increase, any other counts
+      whole. Keys are ``copilot:<session>:<record id>`` and
+      ``copilot:<session>:shutdown:<model>:<counters>``, so a copy of the file
+      counts once.
     """
 
     def __init__(self, harness: str, session_id: str = "", fork_of: str = "") -> None:
@@ -345,6 +420,10 @@ class RequestFolder:
         self._total: tuple[int, int, int, int, int, int] | None = None
         self._rows_mode = False
         self._waiting: list[Request] = []  # Codex rows seen before any model
+        #: Copilot: each model's counters at the last shutdown, and whether the process
+        #: since then wrote per-request ``assistant.usage`` records.
+        self._snapshot: dict[str, _CopilotSnapshot] = {}
+        self._per_request = False
 
     def add(self, ev: Event) -> list[Request]:
         """Account for one event; return the requests it completes."""
@@ -364,6 +443,21 @@ class RequestFolder:
             assert meta is not None
             if not self.session_id:
                 self.session_id = meta.session_id
+            return []
+        if kind == EventKind.SYSTEM and self.harness == "copilot":
+            system = ev.system
+            assert system is not None
+            if not system.details:
+                return []
+            if system.subtype == "assistant.usage":
+                return self._copilot_request(ev, system.details)
+            if system.subtype == "session.shutdown":
+                return self._copilot_shutdown(ev, system.details)
+            if system.subtype == "session.model_change":
+                with contextlib.suppress(*_DECODE_ERRORS):
+                    self._model = (
+                        _decode_copilot_model_change(system.details).new_model or self._model
+                    )
             return []
         if kind == EventKind.SYSTEM and self.harness == "codex":
             system = ev.system
@@ -391,6 +485,16 @@ class RequestFolder:
         """
         if model:
             self._model = model
+        if last_key.startswith("copilot:") and ":shutdown:" in last_key:
+            head, counts = last_key.rsplit(":", 1)
+            parts = counts.split(",")
+            try:
+                snap = tuple(int(x) if x else None for x in parts)
+            except ValueError:
+                return
+            if len(snap) == 5 and None not in snap[:4]:
+                self._snapshot[head.split(":shutdown:", 1)[1]] = snap  # type: ignore[assignment]
+            return
         if last_key.startswith("codex:"):
             try:
                 total = tuple(int(x) for x in last_key.rsplit(":", 1)[1].split(","))
@@ -431,6 +535,90 @@ class RequestFolder:
             key=key,
             agent_id=ev.agent_id,
             reported_cost=reported_cost(usage, self.harness),
+        )
+
+    def _copilot_request(self, ev: Event, details: Raw) -> list[Request]:
+        try:
+            counts = _decode_copilot_usage(details)
+        except _DECODE_ERRORS:
+            return []
+        self._per_request = True
+        if counts.model:
+            self._model = counts.model
+        snap = _copilot_gross(counts)
+        if not any(snap[:4]):
+            return []
+        key = f"copilot:{self.session_id}:{ev.id}" if ev.id else ""
+        return [self._copilot_row(ev, counts.model or self._model, snap, key)]
+
+    def _copilot_shutdown(self, ev: Event, details: Raw) -> list[Request]:
+        try:
+            shutdown = _decode_copilot_shutdown(details)
+        except _DECODE_ERRORS:
+            return []
+        metrics = shutdown.model_metrics or {}
+        snapshot: dict[str, _CopilotSnapshot] = {
+            model: _copilot_gross(m.usage) for model, m in metrics.items() if m.usage is not None
+        }
+        details_ = shutdown.token_details
+        if not snapshot and details_ is not None:
+            # Session-wide counts only: the one model the metrics name, else the current one.
+            model = next(iter(metrics)) if len(metrics) == 1 else ""
+            model = model or shutdown.current_model or self._model
+            read, write = _count(details_.cache_read), _count(details_.cache_write)
+            snapshot[model] = (
+                _count(details_.input) + read + write,
+                _count(details_.output),
+                read,
+                write,
+                None,
+            )
+        prev, self._snapshot = self._snapshot, {**self._snapshot, **snapshot}
+        if self._per_request:
+            self._per_request = False  # this process's requests were counted one by one
+            return []
+        out: list[Request] = []
+        for model, snap in snapshot.items():
+            before = prev.get(model)
+            counted = snap
+            if before is not None and all(
+                a >= b for a, b in zip(snap[:4], before[:4], strict=False)
+            ):
+                counted = (
+                    snap[0] - before[0],
+                    snap[1] - before[1],
+                    snap[2] - before[2],
+                    snap[3] - before[3],
+                    None if snap[4] is None else snap[4] - (before[4] or 0),
+                )
+            if not any(counted[:4]):
+                continue
+            lineage = self.session_id
+            text = ",".join("" if x is None else str(x) for x in snap)
+            key = f"copilot:{lineage}:shutdown:{model}:{text}"
+            out.append(self._copilot_row(ev, model, counted, key))
+        return out
+
+    def _copilot_row(self, ev: Event, model: str, snap: _CopilotSnapshot, key: str) -> Request:
+        inp, output, read, write, reasoning = snap
+        return Request(
+            timestamp=ev.timestamp,
+            model=model,
+            usage=TokenUsage(
+                input_tokens=inp,
+                output_tokens=output,
+                cache_read_input_tokens=read,
+                cache_creation_input_tokens=write,
+            ),
+            otel=OtelUsage(
+                input_tokens=inp,
+                output_tokens=output,
+                cache_read_input_tokens=read,
+                cache_creation_input_tokens=write,
+                reasoning_output_tokens=reasoning,
+            ),
+            key=key,
+            agent_id=ev.agent_id,
         )
 
     def _token_count(self, ev: Event, details: Raw) -> list[Request]:

@@ -32,7 +32,7 @@ from agentminutes.usage.summary import TranscriptSummary
 __all__ = ("FORMAT", "SummaryCache", "default_cache_dir")
 
 #: The summary format; bump when what a summary holds or how it is computed changes.
-FORMAT = 1
+FORMAT = 2
 
 _FILE = "usage-summaries.msgpack"
 

@@ -14,7 +14,8 @@
   ``agentId``, kept on every event as ``agent_id``.
 * No usage reaches the events: per-message ``outputTokens`` and the usage in
   ``session.shutdown`` stay in the system events' details, as the reference
-  keeps them, so ``totals`` is left out.
+  keeps them, so ``totals`` is left out (``usage`` and ``stats --usage`` read
+  them there: :class:`agentminutes.schema.usage.RequestFolder`).
 * Envelope keys match in any letter case, as the reference's Go decoder
   matches them; keys inside ``data`` are matched exactly.
 * Records the reference rejects are read as well: ``hook.*`` (and
