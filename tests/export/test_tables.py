@@ -17,6 +17,8 @@ from agentminutes import timestamps
 from agentminutes.discovery.layouts import conversation_id_of
 from agentminutes.export import schemas, to_arrow
 from agentminutes.export.tables import iter_batches
+from agentminutes.schema.usage import OtelUsage
+from agentminutes.schema.usage import requests as usage_requests
 from conftest import FIXTURES, fixture_id, transcripts
 
 HARNESSES = ("claude-code", "codex", "copilot", "pi", "antigravity", "gemini-cli")
@@ -77,11 +79,23 @@ def test_rows_match_the_library(path: Path) -> None:
     assert +durations == +expected
 
     requests = tables["requests"].to_pylist()
-    assert len(requests) == (stats.event_counts or {}).get("assistant_message", 0)
+    messages = [r for r in requests if r["source"] == "assistant_message"]
+    assert len(messages) == (stats.event_counts or {}).get("assistant_message", 0)
     assert len({r["dedup_key"] for r in requests}) == len(requests)
+    # Rows read from other records carry the normalized view only: the raw sums stay convert's.
+    others = [r for r in requests if r["source"] != "assistant_message"]
+    assert all(not r["has_usage"] and r["output_tokens"] is None for r in others)
     if totals is not None:
         assert sum(r["output_tokens"] or 0 for r in requests) == totals.output_tokens
         assert sum(r["input_tokens"] or 0 for r in requests) == totals.input_tokens
+    # The otel_* columns hold each request once, as `usage` folds the same events.
+    folded = [r for r in usage_requests(events) if r.otel is not None]
+    counted = [r for r in requests if r["otel_input_tokens"] is not None]
+    assert len(counted) == len(folded)
+    assert Counter(r["source"] for r in counted) == Counter(r.origin for r in folded)
+    for name in OtelUsage.__struct_fields__:
+        want = sum(getattr(r.otel, name) or 0 for r in folded)
+        assert sum(r[f"otel_{name}"] or 0 for r in requests) == want, name
     # Every batch is one date partition, the session's.
     dates = {
         r["date"]

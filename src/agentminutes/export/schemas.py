@@ -11,8 +11,8 @@ DuckDB, Spark, Dask and pyarrow's dataset reader find them again.
 :data:`SCHEMA_VERSION` changes whenever any schema here changes (a test holds the
 schemas to the version): the minor number for added columns, the major number for
 anything a reader could trip on. It is written into every file's metadata and into
-the dataset's ``_schema.json``. Raw usage columns are in ``requests`` now; the
-normalized (OpenTelemetry) token view is meant to arrive as added columns, a minor bump.
+the dataset's ``_schema.json``. 1.1 added ``requests.source`` and the normalized
+(OpenTelemetry GenAI) ``otel_*`` columns.
 
 Importing this module imports pyarrow; without it, :func:`require_pyarrow` says how
 to install it in one line.
@@ -44,7 +44,7 @@ __all__ = (
 )
 
 #: The dataset schema version (all five tables share it).
-SCHEMA_VERSION: Final = "1.0"
+SCHEMA_VERSION: Final = "1.1"
 
 #: What to run when pyarrow is missing.
 INSTALL_HINT: Final = "pip install 'agentminutes-py[parquet]'"
@@ -181,6 +181,17 @@ def _build() -> dict[str, pa.Schema]:
         f("cache_creation_input_tokens", i64),
         f("usage_extra", json),
         f("line", i64),
+        # Where the request was read: assistant_message, or the system record (Codex
+        # token_count, Copilot assistant.usage / session.shutdown) of a request row that
+        # is no message. The otel_* columns count each API request once as `usage` does.
+        f("source", string, False),
+        f("otel_input_tokens", i64),
+        f("otel_output_tokens", i64),
+        f("otel_cache_read_input_tokens", i64),
+        f("otel_cache_creation_input_tokens", i64),
+        f("otel_reasoning_output_tokens", i64),
+        f("otel_cache_creation_5m_input_tokens", i64),
+        f("otel_cache_creation_1h_input_tokens", i64),
     ]
     failures = [
         f("transcript", string, False),

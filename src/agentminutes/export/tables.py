@@ -35,6 +35,7 @@ from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Batch, Stage
 from agentminutes.schema import ContentBlock, Event, EventKind, Meta, TokenUsage
 from agentminutes.schema.summary import StatsBuilder
+from agentminutes.schema.usage import OtelUsage, Request, RequestFolder
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -251,6 +252,8 @@ class _Session:
         self.call_by_id: dict[str, _Call] = {}
         self.models_by_message: dict[str, str] = {}
         self.requests: list[tuple[Any, ...]] = []
+        #: The usage fold (``agentminutes usage``'s rules), made once the harness is known.
+        self.folder: RequestFolder | None = None
         self.agents: list[str] = []
         self.encoder = msgspec.json.Encoder()
 
@@ -273,6 +276,7 @@ class _Session:
                 self.first_ns = ns
             if kind == EventKind.SESSION_META and ev.session_meta is not None and seq == 0:
                 self.meta = self.owner.identity(ev.session_meta)
+            folded = self._fold(ev)
             agent = ev.agent_id
             if agent and agent not in self.agents:
                 self.agents.append(agent)
@@ -302,13 +306,17 @@ class _Session:
                 model = am.model or None
                 if model and ev.message_id:
                     self.models_by_message[ev.message_id] = model
-                self._request(seq, ev, ns)
+                own = next((r for r in folded if r.origin == EventKind.ASSISTANT_MESSAGE), None)
+                self._request(seq, ev, ns, own)
             elif kind == EventKind.SYSTEM:
                 assert ev.system is not None
                 subtype = ev.system.subtype
             elif kind == EventKind.UNKNOWN:
                 assert ev.unknown is not None
                 subtype = ev.unknown.record_type or None
+            for req in folded:
+                if req.origin != EventKind.ASSISTANT_MESSAGE:
+                    self._folded_request(seq, ev, req)
             prov = ev.provenance
             c.seq.append(seq)
             c.kind.append(kind)
@@ -355,7 +363,16 @@ class _Session:
             if wants_agent:
                 call.subagent_id = _spawned_id(call.name, text, enrichment)
 
-    def _request(self, seq: int, ev: Event, ns: int | None) -> None:
+    def _fold(self, ev: Event) -> list[Request]:
+        folder = self.folder
+        if folder is None:
+            harness = self.meta.harness or self.owner.harness
+            if not harness:
+                return []
+            folder = self.folder = RequestFolder(harness, self.meta.session_id)
+        return folder.add(ev)
+
+    def _request(self, seq: int, ev: Event, ns: int | None, own: Request | None) -> None:
         am = ev.assistant_message
         assert am is not None
         usage: TokenUsage | None = am.usage
@@ -373,6 +390,32 @@ class _Session:
                 usage,
                 extra,
                 ev.provenance.line if ev.provenance is not None else None,
+                EventKind.ASSISTANT_MESSAGE,
+                own.otel if own is not None else None,
+                "",
+            )
+        )
+
+    def _folded_request(self, seq: int, ev: Event | None, req: Request) -> None:
+        """A request read from a record that is not a message (Codex ``token_count``,
+        Copilot ``assistant.usage``, ``session.shutdown``): a row of its own, without raw
+        columns (``convert`` counts that usage on a message, or not at all)."""
+        ns = timestamps.to_ns(req.timestamp) if req.timestamp else None
+        prov = ev.provenance if ev is not None else None
+        self.requests.append(
+            (
+                req.agent_id or None,
+                seq,
+                None,
+                ns,
+                req.model or None,
+                None,
+                None,
+                None,
+                prov.line if prov is not None else None,
+                req.origin,
+                req.otel,
+                req.key,
             )
         )
 
@@ -426,6 +469,9 @@ class _Session:
 
     def finish(self, skipped: dict[str, int], title: str) -> Iterator[tuple[str, pa.RecordBatch]]:
         """The last ``events`` rows, then the session's ``sessions``, ``tool_calls`` and ``requests`` rows."""
+        if self.folder is not None:
+            for req in self.folder.finish():  # Codex rows that never learned their model
+                self._folded_request(max(self.seq - 1, 0), None, req)
         if self.cols.seq:
             yield "events", self._events_batch()
         yield "sessions", self._sessions_batch(skipped, title)
@@ -553,14 +599,22 @@ class _Session:
             # Claude Code session) keeps its provider-issued id: one key across the dataset.
             # Other harnesses number messages per session, so their keys are per session.
             # Messages that share an id within a transcript are told apart by their order.
-            if r[2]:
+            if r[11]:
+                # A request ``usage`` keys across transcripts (a Codex fork's copied
+                # token_count records keep their parent's key).
+                base = r[11]
+            elif r[2]:
                 base = f"{scope}:{r[0] or ''}:{r[2]}" if scope != harness else f"{scope}:{r[2]}"
-                n = seen[base] = seen.get(base, 0) + 1
-                return base if n == 1 else f"{base}#{n}"
-            return f"{harness}:{sid}:{self.owner.transcript}:{r[1]}"
+            else:
+                base = f"{harness}:{sid}:{self.owner.transcript}:{r[1]}"
+            n = seen[base] = seen.get(base, 0) + 1
+            return base if n == 1 else f"{base}#{n}"
 
         def usage(i: int) -> list[int | None]:
             return [getattr(r[6], _USAGE[i]) if r[6] is not None else None for r in rows]
+
+        def otel(name: str) -> list[int | None]:
+            return [getattr(r[10], name) if r[10] is not None else None for r in rows]
 
         arrays = [
             *self._ident(n),
@@ -575,6 +629,8 @@ class _Session:
             *(pa.array(usage(i), i64) for i in range(len(_USAGE))),
             _json_array(pa.array([r[7] for r in rows], string)),
             pa.array([r[8] for r in rows], i64),
+            pa.array([r[9] for r in rows], string),
+            *(pa.array(otel(name), i64) for name in _OTEL),
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=schemas.REQUESTS)
 
@@ -585,6 +641,9 @@ _USAGE: Final = (
     "cache_read_input_tokens",
     "cache_creation_input_tokens",
 )
+
+#: The normalized view's fields, in the order of the ``otel_*`` columns.
+_OTEL: Final = tuple(f for f in OtelUsage.__struct_fields__)
 
 
 class _TitleTap:

@@ -261,6 +261,9 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
     ``key`` tells copies of one request apart from new ones across transcripts
     (``""``: the request cannot be recognized, and counts wherever it appears).
     ``reported_cost`` is the harness's own cost figure, ``None`` when it recorded none.
+    ``origin`` is the record the request was read from: ``assistant_message`` (the
+    message event itself), or the system subtype that recorded it (Codex
+    ``token_count``, Copilot ``assistant.usage`` and ``session.shutdown``).
     """
 
     timestamp: str = ""
@@ -270,6 +273,7 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
     key: str = ""
     agent_id: str = ""
     reported_cost: float | None = None
+    origin: str = "assistant_message"
 
 
 class _Counters(msgspec.Struct):
@@ -601,7 +605,9 @@ class RequestFolder:
 
     def _copilot_row(self, ev: Event, model: str, snap: _CopilotSnapshot, key: str) -> Request:
         inp, output, read, write, reasoning = snap
+        assert ev.system is not None
         return Request(
+            origin=ev.system.subtype,
             timestamp=ev.timestamp,
             model=model,
             usage=TokenUsage(
@@ -662,6 +668,7 @@ class RequestFolder:
             ),
             key=f"codex:{lineage}:{','.join(map(str, total))}",
             agent_id=ev.agent_id,
+            origin="token_count",
         )
         if not self._model:
             self._waiting.append(req)
