@@ -154,7 +154,9 @@ def main() -> int:
                 else:
                     stats["differ"] += 1
                     bad += 1
-                    print(f"  {folder.name}: {path.name}: DIFFERS usage {got} vs shutdowns {shutdowns}")
+                    print(
+                        f"  {folder.name}: {path.name}: DIFFERS usage {got} vs shutdowns {shutdowns}"
+                    )
                 continue
             t = session.totals or TokenUsage(input_tokens=0, output_tokens=0)
             want = (
