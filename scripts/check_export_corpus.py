@@ -33,6 +33,8 @@ from typing import Any
 
 import duckdb
 
+from agentminutes.schema.usage import USAGE_RULES
+
 RAW = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 OTEL = ("input_tokens", "output_tokens", "cache_read.input_tokens", "cache_creation.input_tokens")
 
@@ -102,13 +104,14 @@ def main() -> int:
             f"SELECT transcript, {cols}, {otel_cols} FROM {_source(ds, 'requests')} GROUP BY ALL"
         ).fetchall()
     }
-    sessions = {
-        r[0]: r[1:]
-        for r in duckdb.sql(
-            f"SELECT transcript || '\t' || session_id, {', '.join(RAW)} "
-            f"FROM {_source(ds, 'sessions')}"
-        ).fetchall()
-    }
+    # A subagent's session kept in its parent's source (OpenCode, Cline) carries the parent's
+    # session id: sessions are compared per transcript and session id, their counts summed.
+    sessions: dict[str, tuple[int, ...]] = {}
+    for key, *counts in duckdb.sql(
+        f"SELECT transcript || '\t' || session_id, {', '.join(RAW)} FROM {_source(ds, 'sessions')}"
+    ).fetchall():
+        before = sessions.get(key, (0, 0, 0, 0))
+        sessions[key] = tuple(a + (b or 0) for a, b in zip(before, counts, strict=True))
     harness_of = {p: e.get("harness", "?") for p, e in entries.items()}
     tally: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     bad = 0
@@ -132,31 +135,29 @@ def main() -> int:
         docs = _lines(converted[path])
         raw = [0, 0, 0, 0]
         same = True
+        per_session: dict[str, list[Any]] = {}
         for doc in docs:
             key = f"{path}\t{doc['meta'].get('session_id', '')}"
-            if events.get(key, 0) != len(doc["events"]):
-                differs(
-                    path,
-                    f"session {key}: {events.get(key, 0)} event rows, convert {len(doc['events'])}",
-                )
-                same = False
+            got = per_session.setdefault(key, [0, [0, 0, 0, 0]])
+            got[0] += len(doc["events"] or [])
             totals = doc.get("totals") or {}
-            want = tuple(totals.get(c) if totals else None for c in RAW)
-            got = sessions.get(key)
-            if got is None or tuple(got) != tuple(
-                (v if v is not None else (0 if totals else None)) for v in want
-            ):
-                differs(path, f"session {key}: sessions tokens {got}, convert totals {want}")
-                same = False
             for i, c in enumerate(RAW):
+                got[1][i] += totals.get(c, 0) or 0
                 raw[i] += totals.get(c, 0) or 0
+        for key, (n, want) in per_session.items():
+            if events.get(key, 0) != n:
+                differs(path, f"session {key}: {events.get(key, 0)} event rows, convert {n}")
+                same = False
+            if sessions.get(key) != tuple(want):
+                differs(path, f"session {key}: sessions tokens {sessions.get(key)}, convert {want}")
+                same = False
         req = requests.get(path)
         got_raw = tuple(x or 0 for x in req[:4]) if req else (0, 0, 0, 0)
         if got_raw != tuple(raw):
             differs(path, f"requests raw sums {got_raw}, convert totals {tuple(raw)}")
             same = False
         if path in stats:
-            usage = _lines(stats[path])[0]["usage"]
+            usage = json.loads(stats[path].read_bytes())["usage"]
             want_otel = tuple(usage["otel"].get(c, 0) for c in OTEL)
             got_otel = tuple(x or 0 for x in req[4:]) if req else (0, 0, 0, 0)
             if got_otel != want_otel:
@@ -164,6 +165,13 @@ def main() -> int:
                 same = False
             if any(want_otel):
                 tally[h]["with usage"] += 1
+        elif entries[path].get("sessions", 1) > 1 and harness_of[path] not in USAGE_RULES:
+            # A data export of many conversations (stats takes one: --conversation); its
+            # harness records no usage, so no request may carry a normalized count.
+            got_otel = tuple(x or 0 for x in req[4:]) if req else (0, 0, 0, 0)
+            if any(got_otel):
+                differs(path, f"requests otel sums {got_otel} for a harness without usage")
+                same = False
         else:
             differs(path, "stats --usage failed")
             same = False
@@ -178,7 +186,7 @@ def main() -> int:
         )
     total_events = duckdb.sql(f"SELECT count(*) FROM {_source(ds, 'events')}").fetchall()[0][0]
     conv_docs = [d for f in converted.values() for d in _lines(f)]
-    conv_events = sum(len(d["events"]) for d in conv_docs)
+    conv_events = sum(len(d["events"] or []) for d in conv_docs)
     out_sum = duckdb.sql(f"SELECT sum(output_tokens) FROM {_source(ds, 'requests')}").fetchall()
     conv_out = sum((d.get("totals") or {}).get("output_tokens", 0) for d in conv_docs)
     print(

@@ -6,13 +6,14 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
 
 import agentminutes
 from agentminutes.export import dataset, export_dataset
-from conftest import FIXTURES
+from conftest import FIXTURES, run_cli
 from export_data import HARNESS_FOLDERS, fixtures_dataset, parquet
 
 CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
@@ -53,6 +54,74 @@ def test_cli_convert_counts_agree_for_real_processes(cli) -> None:  # type: igno
         assert out.returncode == 0
         n = _count(folder, "events", f"transcript = '{path.resolve()}'")
         assert n == out.stdout.count(b"\n") > 0
+
+
+def test_every_session_agrees_with_convert_run_as_a_process(tmp_path: Path) -> None:
+    """Event rows per session, the sessions' token totals and the requests' raw sums per
+    transcript equal what ``convert --all`` (one process over every exported fixture) writes."""
+    folder = fixtures_dataset()
+    manifest = json.loads((folder / "_manifest.json").read_text(encoding="utf-8"))
+    ok = sorted(p for p, e in manifest["transcripts"].items() if e["status"] == "ok")
+    listing = tmp_path / "paths.txt"
+    listing.write_text("".join(p + "\n" for p in ok), encoding="utf-8")
+    out = tmp_path / "convert"
+    proc = run_cli("convert", "--all", "--to-dir", out, "--paths-from", listing, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    files = dict(line.split("\t", 1) for line in proc.stdout.decode().splitlines())
+    assert sorted(files) == ok
+    events = dict(
+        duckdb.sql(
+            f"SELECT transcript || '\t' || session_id, count(*) FROM {parquet(folder, 'events')} "
+            "GROUP BY ALL"
+        ).fetchall()
+    )
+    raw = "input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens"
+    # A subagent's session (OpenCode, Cline keep them in the parent's source) carries its
+    # parent's session id: rows are compared per transcript and session id, summed.
+    sessions: dict[str, tuple[int | None, ...]] = {}
+    query = f"SELECT transcript || '\t' || session_id, {raw} FROM {parquet(folder, 'sessions')}"
+    for key, *counts in duckdb.sql(query).fetchall():
+        before = sessions.get(key)
+        sessions[key] = (
+            tuple(counts)
+            if before is None
+            else tuple(
+                None if a is None and b is None else (a or 0) + (b or 0)
+                for a, b in zip(before, counts, strict=True)
+            )
+        )
+    sums = ", ".join(f"sum({c})" for c in raw.split(", "))
+    requests = {
+        r[0]: tuple(x or 0 for x in r[1:])
+        for r in duckdb.sql(
+            f"SELECT transcript, {sums} FROM {parquet(folder, 'requests')} GROUP BY ALL"
+        ).fetchall()
+    }
+    names = raw.split(", ")
+    checked = 0
+    for path in ok:
+        lines = Path(files[path]).read_bytes().split(b"\n")
+        docs = [json.loads(x) for x in lines if x.strip()]
+        per_session: dict[str, list[Any]] = {}
+        for doc in docs:
+            key = f"{path}\t{doc['meta'].get('session_id', '')}"
+            got = per_session.setdefault(key, [0, None])
+            got[0] += len(doc["events"] or [])
+            totals = doc.get("totals")
+            if totals is not None:
+                prev = got[1] or (0, 0, 0, 0)
+                got[1] = tuple(p + totals.get(c, 0) for p, c in zip(prev, names, strict=True))
+            checked += 1
+        want = [0, 0, 0, 0]
+        for key, (n, totals) in per_session.items():
+            assert events.get(key, 0) == n, key
+            if totals is None:
+                assert sessions[key] == (None, None, None, None), key
+            else:
+                assert tuple(x or 0 for x in sessions[key]) == totals, key
+                want = [w + t for w, t in zip(want, totals, strict=True)]
+        assert requests.get(path, (0, 0, 0, 0)) == tuple(want), path
+    assert checked > 50
 
 
 def _copy_tree(tmp_path: Path) -> Path:
