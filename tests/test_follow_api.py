@@ -6,14 +6,17 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from contextlib import aclosing
 from pathlib import Path
 
 import anyio
 import msgspec
+import pytest
 
 import agentminutes
 from conftest import ROOT
@@ -148,3 +151,163 @@ def test_public_exports() -> None:
     assert agentminutes.follow is agentminutes.api.follow
     assert agentminutes.Envelope.__name__ == "Envelope"
     assert {"follow", "follow_many", "Envelope"} <= set(dir(agentminutes))
+
+
+# -- what an experiment runner needs: errors, per-transcript done, env, torn lines, sinks ----
+
+BACKENDS = ["asyncio", "trio"]
+ROLLOUT = (
+    ROOT
+    / "fixtures/codex/nitta-dotfiles/rollout-2025-08-26T03-00-07-81037e80-2462-435b-bb4c-b4437eae0f88.jsonl"
+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bad_line_in_one_transcript_is_told_and_the_others_go_on(
+    tmp_path: Path, backend: str
+) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    good, bad = folder / "good.jsonl", folder / "bad.jsonl"
+    bad_lines = lines_of(SMALL)
+    bad.write_bytes(b"".join(bad_lines[:6]) + b'{"type": "user", "message": 17}\n')
+
+    async def main(on_error: object) -> list[agentminutes.Envelope]:
+        done = anyio.Event()
+
+        async def writer() -> None:
+            await _write_slowly(good, lines_of(MAIN), done)
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer)
+                it = agentminutes.follow_many([folder], stop=done, on_error=on_error)  # type: ignore[arg-type]
+                async with aclosing(it):
+                    return [env async for env in it]
+        except BaseExceptionGroup as group:  # the task group wraps what the loop raised
+            raise group.exceptions[0] from None
+
+    errors: list[agentminutes.AgentminutesError] = []
+    got = anyio.run(main, errors.append, backend=backend)
+    assert [_plain(e.event) for e in got if e.transcript == str(good)] == expected(MAIN)
+    assert len(errors) == 1
+    assert isinstance(errors[0], agentminutes.ParseError)
+    assert errors[0].path == str(bad)
+    assert errors[0].line == 7
+    assert "claude-code" in str(errors[0])
+    # the bad transcript's events before the bad line came, then nothing of it
+    before = [e for e in got if e.transcript == str(bad)]
+    assert before
+    assert all(e.event.provenance.line < 7 for e in before)  # type: ignore[union-attr]
+    # without a hook the error ends the iteration, loudly
+    with pytest.raises(agentminutes.ParseError, match="at line 7"):
+        anyio.run(main, None, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_done_writes_one_agents_last_message_without_waiting_for_the_others(
+    tmp_path: Path, backend: str
+) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    first, second = folder / "first.jsonl", folder / "second.jsonl"
+
+    async def main() -> tuple[list[tuple[float, agentminutes.Envelope]], dict[str, float], float]:
+        all_done = anyio.Event()
+        ended: dict[str, float] = {}
+        got: list[tuple[float, agentminutes.Envelope]] = []
+        stream = agentminutes.follow_many(
+            [folder], stop=all_done, on_done=lambda t: ended.setdefault(t, time.monotonic())
+        )
+        finished_at = 0.0
+
+        async def agent_one() -> None:
+            nonlocal finished_at
+            await _write_slowly(first, lines_of(SMALL))
+            finished_at = time.monotonic()
+            assert stream.done(first)  # the runner saw this agent's process exit
+
+        async def agent_two() -> None:
+            await _write_slowly(second, lines_of(MAIN)[:20])
+            await anyio.sleep(3.0)  # still working
+            await _write_slowly(second, lines_of(MAIN)[20:])
+            all_done.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent_one)
+            tg.start_soon(agent_two)
+            async with aclosing(stream):
+                async for env in stream:
+                    got.append((time.monotonic(), env))  # noqa: PERF401 (timed as they come)
+        return got, ended, finished_at
+
+    got, ended, finished_at = anyio.run(main, backend=backend)
+    mine = [(t, e) for t, e in got if e.transcript == str(first)]
+    assert [_plain(e.event) for _, e in mine] == expected(SMALL)
+    # The held last message came right after done(), not when the other agent finished.
+    assert mine[-1][0] - finished_at < 1.5
+    assert ended[str(first)] - finished_at < 1.5
+    assert [_plain(e.event) for _, e in got if e.transcript == str(second)] == expected(MAIN)
+    others_end = max(t for t, e in got if e.transcript == str(second))
+    assert others_end - mine[-1][0] > 2.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_follow_many_takes_the_harness_folders_from_env(tmp_path: Path, backend: str) -> None:
+    home = tmp_path / "codex-home"
+    day = home / "sessions" / "2025" / "08" / "26"
+    day.mkdir(parents=True)
+    shutil.copyfile(ROLLOUT, day / ROLLOUT.name)
+
+    async def main() -> list[agentminutes.Envelope]:
+        it = agentminutes.follow_many(
+            harness="codex", env={"CODEX_HOME": str(home), "HOME": str(tmp_path)}, idle_exit=0.5
+        )
+        async with aclosing(it):
+            return [env async for env in it]
+
+    got = anyio.run(main, backend=backend)
+    assert {e.transcript for e in got} == {str(day / ROLLOUT.name)}
+    assert [_plain(e.event) for e in got] == expected(ROLLOUT)
+    assert got[0].session_id == got[0].event.session_meta.session_id != ""  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_torn_last_line_at_the_stop_is_reported(tmp_path: Path, backend: str) -> None:
+    target = tmp_path / "session.jsonl"
+    lines = lines_of(SMALL)
+    target.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])  # the agent was cut off
+
+    async def main(on_error: object) -> list[dict]:
+        it = agentminutes.follow_many([target], idle_exit=0.4, on_error=on_error)  # type: ignore[arg-type]
+        async with aclosing(it):
+            return [_plain(e.event) async for e in it]
+
+    complete = tmp_path / "complete.jsonl"
+    complete.write_bytes(b"".join(lines[:-1]))
+    errors: list[agentminutes.AgentminutesError] = []
+    assert anyio.run(main, errors.append, backend=backend) == expected(complete)
+    assert len(errors) == 1
+    assert f"at line {len(lines)}" in str(errors[0])
+    assert "40 bytes without a newline" in str(errors[0])
+    assert str(target) in str(errors[0])
+    with pytest.raises(agentminutes.ParseError, match="incomplete"):
+        anyio.run(main, None, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_follow_to_a_file_records_what_it_delivered(tmp_path: Path, backend: str) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    shutil.copyfile(SMALL, folder / "a.jsonl")
+    out, state = tmp_path / "out.jsonl", tmp_path / "state.json"
+
+    async def main() -> int:
+        return await agentminutes.follow_to(f"file:{out}", [folder], state=state, idle_exit=0.4)
+
+    n = anyio.run(main, backend=backend)
+    envelopes = [json.loads(x) for x in out.read_bytes().splitlines()]
+    assert n == len(envelopes) == len(expected(SMALL))
+    assert [e["event"] for e in envelopes] == expected(SMALL)
+    # a second run with the state delivers nothing again
+    assert anyio.run(main, backend=backend) == 0

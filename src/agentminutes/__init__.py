@@ -7,8 +7,9 @@ stays cheap):
   :func:`detect`; multi-conversation sources (data exports, ``turns.db``):
   :func:`sessions` (async) / :func:`iter_sessions` (sync) for every conversation,
   :func:`conversations` to list them;
-* live: :func:`follow` (one transcript's events as it is written) and :func:`follow_many`
-  (:class:`Envelope` s of several transcripts or folders);
+* live: :func:`follow` (one transcript's events as it is written), :func:`follow_many`
+  (:class:`Envelope` s of several transcripts or folders, as a :class:`Following`) and
+  :func:`follow_to` (into a file or a collector);
 * discovery: :func:`scan` (the sessions in the harnesses' own folders, as :class:`SessionRef` s;
   ``async for`` or ``for``), :func:`locate` / :func:`locate_sync` (one session by id);
   task-scope summaries: :func:`task_stats` / :func:`task_stats_sync`;
@@ -40,6 +41,7 @@ __all__ = (
     "DetectError",
     "Envelope",
     "Event",
+    "Following",
     "OutputError",
     "ParseError",
     "Scan",
@@ -60,6 +62,7 @@ __all__ = (
     "events",
     "follow",
     "follow_many",
+    "follow_to",
     "iter_events",
     "iter_sessions",
     "load",
@@ -103,6 +106,8 @@ _LAZY = {
     "events": "agentminutes.api",
     "follow": "agentminutes.api",
     "follow_many": "agentminutes.api",
+    "follow_to": "agentminutes.api",
+    "Following": "agentminutes.api",
     "Envelope": "agentminutes.live.follower",
     "parse": "agentminutes.api",
     "iter_events": "agentminutes.api",
@@ -115,10 +120,12 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from agentminutes.api import (
+        Following,
         conversations,
         events,
         follow,
         follow_many,
+        follow_to,
         iter_events,
         iter_sessions,
         load,

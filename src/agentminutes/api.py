@@ -23,12 +23,13 @@ from collections.abc import (
     AsyncIterator,
     Callable,
     Iterator,
+    Mapping,
     Sequence,
 )
 from contextlib import aclosing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from agentminutes.errors import UsageError
+from agentminutes.errors import AgentminutesError, ParseError, SourceError, UsageError
 from agentminutes.harness import ConversationInfo, ParseOptions
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.pipeline.conversion import source_name
@@ -41,14 +42,18 @@ from agentminutes.stages import build_stages
 if TYPE_CHECKING:
     import anyio
 
-    from agentminutes.live.follower import Envelope, Target
+    from agentminutes.live.follower import Envelope, Follower, Mark, Target
+    from agentminutes.live.state import FollowState
 
 __all__ = (
+    "Following",
+    "OnError",
     "build_stages",
     "conversations",
     "events",
     "follow",
     "follow_many",
+    "follow_to",
     "iter_events",
     "iter_sessions",
     "load",
@@ -307,83 +312,179 @@ def iter_sessions(
         yield _sync_session(batches, skipped, chain)
 
 
-def _targets(paths: Sequence[Source] | None, harness: str) -> list[Target]:
+#: Told each error of one transcript of a :func:`follow_many` (it is then no longer read).
+OnError = Callable[[AgentminutesError], None]
+
+
+def _targets(
+    paths: Sequence[Source] | None, harness: str, env: Mapping[str, str] | None
+) -> list[Target]:
     from agentminutes.live.follower import resolve_targets
 
-    return resolve_targets(paths, harness)
+    return resolve_targets(paths, harness, env)
+
+
+def _torn_error(mark: Mark, line: int, size: int) -> ParseError:
+    """A partial last line left at a stop, reported as ``convert`` reports a cut-off record."""
+    return ParseError(
+        mark.harness or "auto",
+        f"the last line is incomplete ({size} bytes without a newline) and was not read",
+        line=line,
+        path=mark.transcript,
+    )
+
+
+class Following:
+    """The live stream of :func:`follow_many`: an async iterator of :class:`~agentminutes.Envelope` s.
+
+    Iterate it (``async for``), inside ``contextlib.aclosing`` or until it
+    ends; :meth:`done` and :meth:`stop` may be called from any task of the
+    same event loop meanwhile.
+    """
+
+    def __init__(
+        self,
+        follower: Follower,
+        follow_state: FollowState | None,
+        chain: Sequence[Stage],
+        on_error: OnError | None,
+        on_done: Callable[[str], None] | None,
+    ) -> None:
+        self._follower = follower
+        self._gen = _followed(follower, follow_state, chain, on_error, on_done)
+
+    def __aiter__(self) -> Following:
+        return self
+
+    async def __anext__(self) -> Envelope:
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop iterating now: watches and threads are released (held events are not written)."""
+        await self._gen.aclose()
+
+    def done(self, transcript: Source) -> bool:
+        """The agent writing *transcript* has finished: write what it holds now, stop reading it.
+
+        Its events on disk, then the message it still holds, come next in the
+        stream, without waiting for the other transcripts or a stop; then
+        *on_done* is told. Returns whether such a transcript is followed.
+        """
+        return self._follower.done(os.fspath(transcript))
+
+    def stop(self) -> None:
+        """End the follow as the *stop* event does: what is on disk and what is held come last."""
+        self._follower.stop()
+
+
+async def _controls(
+    source: AsyncIterator[Batch], pending: list[Mark]
+) -> AsyncGenerator[Batch, None]:
+    """The follower's batches, noting the marks that end or fail a transcript.
+
+    Noted here, before the stages, so a stage that drops empty batches (which
+    is what such marks often ride on) cannot lose them.
+    """
+    from agentminutes.live.follower import Mark
+
+    async for batch in source:
+        mark = batch.mark
+        if isinstance(mark, Mark) and (mark.error is not None or mark.torn or mark.done):
+            pending.append(mark)
+        yield batch
 
 
 async def _followed(
-    targets: list[Target],
-    *,
-    harness: str,
-    state: Source | None,
-    from_end: bool,
-    idle_exit: float | None,
-    poll: bool,
-    stop: anyio.Event | None,
-    cwd: str | None,
-    session_id: str | None,
-    permissive: bool,
-    keep_raw: bool,
-    harness_version: str,
-    text_form: str,
-    promote: Sequence[str],
-    max_payload_bytes: int,
-    stages: Sequence[Stage],
+    follower: Follower,
+    follow_state: FollowState | None,
+    chain: Sequence[Stage],
+    on_error: OnError | None,
+    on_done: Callable[[str], None] | None,
 ) -> AsyncGenerator[Envelope, None]:
     import msgspec
 
-    from agentminutes.live.follower import Envelope, Mark, make_follower
+    from agentminutes.live.follower import Envelope, Mark
     from agentminutes.live.ids import event_id
     from agentminutes.sinks.encoding import one_line
 
     encode = msgspec.json.Encoder().encode
-    chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
-    follower, follow_state = make_follower(
-        targets,
-        harness=harness,
-        state=state,
-        from_end=from_end,
-        idle_exit=idle_exit,
-        poll=poll,
-        cwd=cwd,
-        session_id=session_id,
-        permissive=permissive,
-        keep_raw=keep_raw,
-        harness_version=harness_version,
-        text_form=text_form,
-        stop_event=stop,
-    )
+    pending: list[Mark] = []
+    torn: list[ParseError] = []
+
+    told: set[tuple[str, str]] = set()
+
+    def controls() -> None:
+        for mark in pending:
+            error = mark.error
+            if error is not None and (mark.transcript, str(error)) not in told:
+                told.add((mark.transcript, str(error)))
+                if on_error is None:
+                    raise error
+                on_error(error)
+            if mark.torn:
+                cut = _torn_error(mark, *mark.torn)
+                if on_error is not None:
+                    on_error(cut)
+                elif follow_state is None:  # with a state, the next run reads it whole
+                    torn.append(cut)
+            if mark.done and on_done is not None:
+                on_done(mark.transcript)
+        pending.clear()
+
     try:
         async with aclosing(follower.batches()) as source:
-            async for batch in apply_stages(source, chain, keep_marks=True):
-                mark = batch.mark
-                if not isinstance(mark, Mark):
-                    if batch.events:
-                        raise UsageError(
-                            f"a stage yielded {len(batch.events)} events with a mark that is "
-                            f"not the follower's ({type(mark).__name__}): pass each batch's "
-                            "mark on unchanged (see agentminutes.stages)"
+            batches = apply_stages(_controls(source, pending), chain, keep_marks=True)
+            async with aclosing(batches) as staged:  # type: ignore[type-var]
+                async for batch in staged:
+                    mark = batch.mark
+                    if not isinstance(mark, Mark):
+                        if batch.events:
+                            raise UsageError(
+                                f"a stage yielded {len(batch.events)} events with a mark that "
+                                f"is not the follower's ({type(mark).__name__}): pass each "
+                                "batch's mark on unchanged (see agentminutes.stages)"
+                            )
+                        controls()
+                        continue
+                    for ev in batch.events:
+                        yield Envelope(
+                            transcript=mark.transcript,
+                            harness=mark.harness,
+                            id=event_id(mark.identity, ev, one_line(encode(ev))),
+                            session_id=mark.session_id,
+                            is_subagent=mark.is_subagent,
+                            event=ev,
                         )
-                    continue
-                for ev in batch.events:
-                    yield Envelope(
-                        transcript=mark.transcript,
-                        harness=mark.harness,
-                        id=event_id(mark.identity, ev, one_line(encode(ev))),
-                        session_id=mark.session_id,
-                        is_subagent=mark.is_subagent,
-                        event=ev,
-                    )
-                # The consumer has taken every event of the batch: record the progress.
-                if follow_state is not None:
-                    mark.record(follow_state)
-                if follow_state is not None:
-                    follow_state.save_if_due()
+                    # The consumer has taken every event of the batch: record the progress.
+                    if follow_state is not None:
+                        mark.record(follow_state)
+                        follow_state.save_if_due()
+                    controls()
+        controls()
     finally:
         if follow_state is not None:
             follow_state.save()
+    if torn:
+        raise torn[0]
+
+
+def _make(
+    targets: Sequence[Source] | None,
+    *,
+    harness: str,
+    env: Mapping[str, str] | None,
+    promote: Sequence[str],
+    max_payload_bytes: int,
+    stages: Sequence[Stage],
+    **options: Any,
+) -> tuple[Follower, FollowState | None, list[Stage]]:
+    from agentminutes.live.follower import make_follower
+
+    chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
+    follower, follow_state = make_follower(
+        _targets(targets, harness, env), harness=harness, **options
+    )
+    return follower, follow_state, chain
 
 
 async def follow(
@@ -422,6 +523,11 @@ async def follow(
         stop: an ``anyio.Event`` that ends the iteration when set.
 
     The parsing keywords are those of :func:`events`.
+
+    Raises:
+        ParseError: a line no rule accepts; or, at the end, a last line left
+            incomplete at the stop (without *state*: with one, the next run
+            reads it whole), as ``convert`` reports a cut-off record.
     """
     async with aclosing(
         follow_many(
@@ -445,12 +551,83 @@ async def follow(
             yield envelope.event
 
 
-async def follow_many(
+def follow_many(
     targets: Sequence[Source] | None = None,
     *,
     harness: str = "auto",
     cwd: str | None = None,
     session_id: str | None = None,
+    env: Mapping[str, str] | None = None,
+    state: Source | None = None,
+    from_end: bool = False,
+    idle_exit: float | None = None,
+    poll: bool = False,
+    stop: anyio.Event | None = None,
+    on_error: OnError | None = None,
+    on_done: Callable[[str], None] | None = None,
+    permissive: bool = False,
+    keep_raw: bool = False,
+    harness_version: str = "",
+    text_form: str = "bare",
+    promote: Sequence[str] = (),
+    max_payload_bytes: int = 0,
+    stages: Sequence[Stage] = (),
+) -> Following:
+    """Events of several transcripts, or of every transcript under folders, as they are written.
+
+    Returns a :class:`Following`: iterate it for :class:`~agentminutes.Envelope` s
+    (``transcript``, ``harness``, ``id``, ``session_id``, ``is_subagent``,
+    ``event``), and call its :meth:`~Following.done` when an agent has
+    finished, so its last message comes out at once. Folders are watched for
+    transcripts that appear later (subagents start mid-session). With no
+    *targets*, the default transcript folders of *harness*, found in *env*
+    (default ``os.environ``: ``HOME``, ``CODEX_HOME``, ``CLAUDE_CONFIG_DIR`` …)
+    as :func:`scan` finds them; *cwd* and *session_id* keep only the sessions
+    whose ``session_meta`` matches.
+
+    Args:
+        on_error: told each error of one transcript — a line no rule accepts
+            (a :class:`ParseError` naming file, harness, version and line), a
+            file that cannot be read, and at a stop a last line left incomplete
+            — after that transcript's events before it; the transcript is no
+            longer read and the others go on. Without it the error is raised
+            from the iteration (a torn last line at the end, and only without
+            *state*: with one, the next run reads it whole).
+        on_done: told the name of each transcript that ended (:meth:`Following.done`,
+            removed, or at a stop), after its last event.
+
+    Other keywords as in :func:`follow`.
+    """
+    follower, follow_state, chain = _make(
+        targets,
+        harness=harness,
+        env=env,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+        stages=stages,
+        state=state,
+        from_end=from_end,
+        idle_exit=idle_exit,
+        poll=poll,
+        cwd=cwd,
+        session_id=session_id,
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+        stop_event=stop,
+    )
+    return Following(follower, follow_state, chain, on_error, on_done)
+
+
+async def follow_to(
+    to: str,
+    targets: Sequence[Source] | None = None,
+    *,
+    harness: str = "auto",
+    cwd: str | None = None,
+    session_id: str | None = None,
+    env: Mapping[str, str] | None = None,
     state: Source | None = None,
     from_end: bool = False,
     idle_exit: float | None = None,
@@ -463,35 +640,70 @@ async def follow_many(
     promote: Sequence[str] = (),
     max_payload_bytes: int = 0,
     stages: Sequence[Stage] = (),
-) -> AsyncGenerator[Envelope, None]:
-    """Events of several transcripts, or of every transcript under folders, as they are written.
+) -> int:
+    """Follow into a sink, as ``agentminutes follow --to TO`` does; return the events delivered.
 
-    Yields :class:`~agentminutes.Envelope` s: ``transcript`` (its absolute
-    path), ``harness``, and ``event``. Folders are watched for transcripts
-    that appear later (subagents start mid-session). With no *targets*, the
-    default transcript folders of *harness*; *cwd* and *session_id* keep only
-    the sessions whose ``session_meta`` matches. Other keywords as in
-    :func:`follow`.
+    *to* is what ``--to`` takes: ``file:PATH``, ``tcp://HOST:PORT`` or
+    ``unix:PATH`` (``?ack=1``, ``?buffer=BYTES``). *state* records only what
+    the sink delivered: for a socket, what the collector acknowledged (or,
+    without acknowledgements, what the kernel accepted). Runs until *stop*
+    or *idle_exit*, then gives the sink 10 s to deliver the rest; raises
+    :class:`SourceError` if it could not. Installs no signal handlers.
+    Errors of one transcript are reported on stderr as the CLI reports them.
     """
-    async with aclosing(
-        _followed(
-            _targets(targets, harness),
-            harness=harness,
-            state=state,
-            from_end=from_end,
-            idle_exit=idle_exit,
-            poll=poll,
-            stop=stop,
-            cwd=cwd,
-            session_id=session_id,
-            permissive=permissive,
-            keep_raw=keep_raw,
-            harness_version=harness_version,
-            text_form=text_form,
-            promote=promote,
-            max_payload_bytes=max_payload_bytes,
-            stages=stages,
-        )
-    ) as envelopes:
-        async for envelope in envelopes:
-            yield envelope
+    import anyio
+
+    from agentminutes.live.runner import STOP_GRACE_S, Progress, envelope_encoder, open_sink
+    from agentminutes.sinks.encoding import jsonl_encoder
+    from agentminutes.sinks.sockets import SocketSink
+    from agentminutes.sinks.streams import parse_sink_spec
+
+    follower, follow_state, chain = _make(
+        targets,
+        harness=harness,
+        env=env,
+        promote=promote,
+        max_payload_bytes=max_payload_bytes,
+        stages=stages,
+        state=state,
+        from_end=from_end,
+        idle_exit=idle_exit,
+        poll=poll,
+        cwd=cwd,
+        session_id=session_id,
+        permissive=permissive,
+        keep_raw=keep_raw,
+        harness_version=harness_version,
+        text_form=text_form,
+        stop_event=stop,
+    )
+    progress = Progress(follow_state)
+    _, _, options = parse_sink_spec(to)
+    # an acknowledging collector names event ids, which envelopes carry
+    encode = envelope_encoder() if follower.multi or options.get("ack") else jsonl_encoder()
+    notice = follower.config.notice
+    undelivered = 0
+    async with open_sink(to, encode, on_delivered=progress.delivered, notice=notice) as sink:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                if follow_state is not None:
+                    tg.start_soon(progress.save_periodically, sink)
+                try:
+                    async with aclosing(follower.batches()) as source:
+                        staged = apply_stages(source, chain, keep_marks=True)
+                        async for batch in staged:
+                            await sink.send(batch)
+                            progress.events += len(batch.events)
+                            if not sink.deferred:
+                                progress.delivered(batch.mark)
+                            progress.maybe_save(sink)
+                    scope.deadline = anyio.current_time() + STOP_GRACE_S
+                    await sink.aclose()
+                finally:
+                    progress.save(sink)
+                tg.cancel_scope.cancel()
+        if scope.cancelled_caught and isinstance(sink, SocketSink):
+            undelivered = sink.pending_bytes
+    if undelivered:
+        raise SourceError(f"{to}: stopped with {undelivered} bytes not delivered")
+    return progress.events

@@ -7,7 +7,7 @@ import hashlib
 import os
 import stat
 import sys
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -186,8 +186,13 @@ def transcript_files(
         stack.extend(reversed(subdirs))
 
 
-def resolve_targets(paths: Sequence[str | os.PathLike[str]] | None, harness: str) -> list[Target]:
-    """The targets to follow: *paths*, or with none the harness's own transcript folders."""
+def resolve_targets(
+    paths: Sequence[str | os.PathLike[str]] | None,
+    harness: str,
+    env: Mapping[str, str] | None = None,
+) -> list[Target]:
+    """The targets to follow: *paths*, or with none the harness's own transcript folders
+    (found in *env*, default ``os.environ``)."""
     from agentminutes.discovery.roots import default_roots
 
     if paths:
@@ -195,7 +200,7 @@ def resolve_targets(paths: Sequence[str | os.PathLike[str]] | None, harness: str
     if harness in ("", "auto"):
         raise UsageError("give a target, or a harness to follow its default transcript folders")
     patterns = transcript_patterns(harness)
-    return [Target(str(p), True, patterns) for p in default_roots(harness)]
+    return [Target(str(p), True, patterns) for p in default_roots(harness, env)]
 
 
 def stderr_notice(message: str) -> None:

@@ -189,7 +189,7 @@ def _sync_sink(
     return FileSink(where, encode, notice=notice)
 
 
-class _Progress:
+class Progress:
     """Delivered marks into the state file; the journal synced at most once a second."""
 
     def __init__(self, state: FollowState | None) -> None:
@@ -266,7 +266,7 @@ async def run_follow(
     notice: Callable[[str], None],
     summary: bool = True,
     sink: StdoutSink | FileSink | None = None,
-    progress: _Progress | None = None,
+    progress: Progress | None = None,
 ) -> int:
     """Follow until a signal or ``idle_exit``; return the exit status.
 
@@ -274,7 +274,7 @@ async def run_follow(
     """
     import anyio
 
-    progress = progress or _Progress(state)
+    progress = progress or Progress(state)
     encode = envelope_encoder() if follower.multi or wants_envelopes(to) else jsonl_encoder()
     sink_cm: AbstractAsyncContextManager[Any]
     if sink is None:
@@ -439,7 +439,7 @@ def follow_main(
         harness_version=harness_version,
         text_form=text_form,
     )
-    progress = _Progress(follow_state)
+    progress = Progress(follow_state)
     sink: StdoutSink | FileSink | None = None
     if kind in ("stdout", "file"):
         encode = envelope_encoder() if follower.multi else jsonl_encoder()
@@ -475,7 +475,7 @@ def follow_main(
 def _run_documents(follower: Follower, stages: Sequence[Stage], to: str) -> int:
     """Follow a document source (see :mod:`agentminutes.live.documents`): no state."""
     kind, where, _ = parse_sink_spec(to)
-    progress = _Progress(None)
+    progress = Progress(None)
     sink: StdoutSink | FileSink | None = None
     if kind in ("stdout", "file"):
         sink = _sync_sink(
@@ -506,7 +506,7 @@ def _run_documents(follower: Follower, stages: Sequence[Stage], to: str) -> int:
         raise _first_leaf(group) from None
 
 
-def _write_primed(follower: Follower, sink: StdoutSink | FileSink, progress: _Progress) -> None:
+def _write_primed(follower: Follower, sink: StdoutSink | FileSink, progress: Progress) -> None:
     """Write what the transcripts already hold, before the event loop starts.
 
     Only without stages (a stage is asynchronous). Each batch is written as

@@ -94,13 +94,18 @@ class _Taken:
 
 
 async def _tap(batches: AsyncIterator[Batch], taken: _Taken) -> AsyncGenerator[Batch, None]:
-    async for batch in batches:
-        if batch.mark is not None:
-            taken.seen_marks = True
-        if batch.mark is not None and batch.events:
-            taken.count += 1
-            taken.mark = batch.mark
-        yield batch
+    try:
+        async for batch in batches:
+            if batch.mark is not None:
+                taken.seen_marks = True
+            if batch.mark is not None and batch.events:
+                taken.count += 1
+                taken.mark = batch.mark
+            yield batch
+    finally:
+        close = getattr(batches, "aclose", None)
+        if close is not None:
+            await close()
 
 
 async def _checked(
