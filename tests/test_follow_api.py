@@ -199,6 +199,7 @@ def test_a_bad_line_in_one_transcript_is_told_and_the_others_go_on(
     before = [e for e in got if e.transcript == str(bad)]
     assert before
     assert all(e.event.provenance.line < 7 for e in before)  # type: ignore[union-attr]
+    assert len({e.id for e in before}) == len(before)  # not read again at the stop's rescan
     # without a hook the error ends the iteration, loudly
     with pytest.raises(agentminutes.ParseError, match="at line 7"):
         anyio.run(main, None, backend=backend)

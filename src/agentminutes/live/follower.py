@@ -563,6 +563,8 @@ class Follower:
         """A transcript file at *path*: one followed already (renamed, perhaps), or a new one."""
         if self.known.is_alias(path, st):
             return  # another name (a hard link) of a file followed already
+        if self.known.retired(st):
+            return  # ended (done, failed) as this very file: not read again from its start
         moved = self.known.same_file(path, st)
         if moved is not None:
             self._relocate(moved, path)

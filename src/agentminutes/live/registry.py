@@ -41,6 +41,8 @@ class Registry:
         self._ended: set[str] = set()
         self._skipped_ended: dict[str, int] = {}
         self._entries_by_inode: dict[tuple[int, int], list[str]] | None = None
+        #: (device, inode) of the files whose transcripts ended or failed.
+        self._retired_files: set[tuple[int, int]] = set()
 
     @property
     def followed(self) -> int:
@@ -81,9 +83,18 @@ class Registry:
         ident = self._indexed.pop(tr, None)
         if ident is not None and self._by_inode.get(ident) is tr:
             del self._by_inode[ident]
+        if ident is not None and _names_file(tr.tail.path, ident):
+            # A rescan that finds this file again (same device and inode) must not
+            # follow it from its start: it ended (done, failed) as this file. (A file
+            # removed or moved away is not remembered: its inode may be reused.)
+            self._retired_files.add(ident)
         if tr.adapter is not None:
             for k, v in tr.adapter.skipped.items():
                 self._skipped_ended[k] = self._skipped_ended.get(k, 0) + v
+
+    def retired(self, st: os.stat_result) -> bool:
+        """Whether the file *st* describes is one whose transcript ended or failed."""
+        return (st.st_dev, st.st_ino) in self._retired_files
 
     def index(self, tr: Transcript) -> None:
         """Know *tr* by the device and inode of the file it has open (after each read)."""
@@ -207,6 +218,14 @@ class Registry:
             mark = Mark(name, str(entry.get("harness", "")), forget=True, done=True, path=where)
             out.append(Batch(events, mark))
         return out
+
+
+def _names_file(path: str, ident: tuple[int, int]) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == ident
 
 
 def _head_matches(path: str, entry: dict[str, Any]) -> bool:
