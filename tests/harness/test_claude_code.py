@@ -241,5 +241,6 @@ def test_harness_version_hint_never_overrides_a_recorded_version() -> None:
 
 def test_options_object_is_used_by_the_adapter() -> None:
     adapter = ClaudeCodeAdapter(ParseOptions(permissive=True))
-    [event] = adapter.feed(b'{"type":"mystery"}', 1)
+    assert adapter.feed(b'{"type":"mystery"}', 1) == []  # held: no session_meta yet
+    [event] = adapter.finish()
     assert event.kind == "unknown"

@@ -617,4 +617,8 @@ def test_drifted_head_with_rollout_records_is_claimed_and_fails_loudly() -> None
     with pytest.raises(ParseError, match="at line 1"):
         run_lines(lines)
     evs = run_lines(lines, permissive=True)
-    assert [e.kind for e in evs] == ["unknown", "session_meta", "system"]
+    assert [e.kind for e in evs] == [
+        "session_meta",
+        "unknown",
+        "system",
+    ]  # the stream opens with its meta

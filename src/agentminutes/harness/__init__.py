@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness.base import (
     SNIFF_BYTES,
+    SNIFF_RECORDS,
     Adapter,
     BaseAdapter,
     BaseDocumentAdapter,
@@ -133,10 +134,6 @@ def sniff_safely(cls: type[Adapter] | type[DocumentAdapter], head: bytes) -> Con
         return cls.sniff(head)
     except RecursionError:
         return Confidence.NO_MATCH
-
-
-#: How many records of the head detection grades, the first one included.
-SNIFF_RECORDS: Final = 16
 
 
 def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confidence]:

@@ -18,6 +18,11 @@ Accounting: every line handed to an adapter ends as exactly one of
 * a :class:`~agentminutes.ParseError` naming harness, version and line
   (in permissive mode: an ``unknown`` event instead).
 
+A stream opens with ``session_meta``. In permissive mode the ``unknown`` events
+of lines before the session's first record (a comment, a cut or foreign first
+line) are held and come right after it (:meth:`BaseAdapter.hold`,
+:meth:`BaseAdapter.opening`), or at the end if no record ever comes.
+
 Some sources are whole documents, not lines: a data export (a JSON array of
 conversations, or the ZIP holding it) or an SQLite database. Their adapters
 implement :class:`DocumentAdapter` instead: the whole input in, one
@@ -34,7 +39,7 @@ import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, runtime_checkable
 
 import msgspec
 
@@ -46,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     "SNIFF_BYTES",
+    "SNIFF_RECORDS",
     "Adapter",
     "BaseAdapter",
     "BaseDocumentAdapter",
@@ -61,6 +67,9 @@ __all__ = (
 
 #: How many leading bytes of a transcript detection may look at.
 SNIFF_BYTES = 64 * 1024
+
+#: How many records of the head detection grades, the first one included.
+SNIFF_RECORDS: Final = 16
 
 SkipHook = Callable[[int, str], None]
 
@@ -257,6 +266,9 @@ class BaseAdapter:
         self.on_skip = on_skip
         self.skipped: dict[str, int] = {}
         self.version = ""
+        #: Permissive ``unknown`` events of lines before the session's first record,
+        #: held until its ``session_meta`` is out (see :meth:`hold`).
+        self.early: list[Event] = []
 
     # -- protocol defaults -------------------------------------------------
 
@@ -325,6 +337,45 @@ class BaseAdapter:
             provenance=Provenance(line=lineno, end_line=lineno),
             unknown=Unknown(record_type=record_type, reason=reason, raw=raw_record(line)),
         )
+
+    def hold(self, event: Event) -> list[Event]:
+        """Hold *event*, the ``unknown`` of a line before the session opened; emit nothing now.
+
+        The stream's first event is its ``session_meta``: what came before the
+        first record follows it (:meth:`opening`), or ends the stream
+        (:meth:`release`) if none comes.
+        """
+        self.early.append(event)
+        return []
+
+    def opening(self, meta: Event) -> list[Event]:
+        """The session's ``session_meta``, then the events held before it."""
+        if not self.early:
+            return [meta]
+        held, self.early = self.early, []
+        return [meta, *held]
+
+    def opened(self, events: list[Event]) -> list[Event]:
+        """*events* of a line fed before the stream opened, put in opening order.
+
+        For adapters that reach ``session_meta`` along many paths: ``unknown``
+        events are held until an event of another kind comes; a
+        ``session_meta`` among them then goes first, the held ones after it.
+        """
+        for i, ev in enumerate(events):
+            if ev.kind != EventKind.UNKNOWN:
+                if ev.kind == EventKind.SESSION_META:
+                    return [ev, *self.release(), *events[:i], *events[i + 1 :]]
+                return [*self.release(), *events]
+        self.early.extend(events)
+        return []
+
+    def release(self) -> list[Event]:
+        """The events still held (see :meth:`hold`), no longer held."""
+        if not self.early:
+            return []
+        held, self.early = self.early, []
+        return held
 
     def undecodable(self, exc: Exception, line: bytes, lineno: int) -> Event:
         """:meth:`unknown_or_fail` for a line that is not JSON, or not a record of this format."""

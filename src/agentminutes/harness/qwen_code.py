@@ -63,7 +63,14 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._export import as_str, decode_object
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import (
+    SNIFF_BYTES,
+    SNIFF_RECORDS,
+    BaseAdapter,
+    Confidence,
+    ParseOptions,
+    SkipHook,
+)
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -247,6 +254,10 @@ class QwenCodeAdapter(BaseAdapter):
         self.tool_names: dict[str, str] = {}
         #: The Gemini CLI adapter reading an older document, once one is seen.
         self.legacy: BaseAdapter | None = None
+        #: Lines no record could be read from while the mode is undecided: the
+        #: top of an older document, or lines before the first JSONL record.
+        self.undecided: list[tuple[bytes, int]] = []
+        self.undecided_bytes = 0
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -274,23 +285,32 @@ class QwenCodeAdapter(BaseAdapter):
             rec = _decode_record(line)
         except _DECODE_ERRORS as exc:
             if not self.mode:
-                return self._start_legacy(line, lineno)
-            return [self.undecodable(exc, line, lineno)]
+                return self._undecided(line, lineno)
+            event = self.undecodable(exc, line, lineno)
+            return [event] if self.meta_sent else self.hold(event)
         if not self.mode:
             if not (rec.uuid and rec.session_id and rec.type):
-                return self._start_legacy(line, lineno)
-            self.mode = "jsonl"
+                return self._undecided(line, lineno)
+            self._start_jsonl()
         out: list[Event] = []
         try:
             self._record(rec, line, lineno, out)
         except _Rejected as r:
-            out.append(r.event)
+            if self.meta_sent:
+                out.append(r.event)
+            else:
+                self.hold(r.event)
         return out
 
     def finish(self) -> list[Event]:
-        if self.legacy is None:
-            return []
-        events = self._relabel(self.legacy.finish())
+        if not self.mode and self.undecided:
+            events = self._start_legacy()
+        elif self.legacy is None:
+            return self.release()
+        else:
+            events = []
+        assert self.legacy is not None
+        events += self._relabel(self.legacy.finish())
         self.version = self.version or self.legacy.version
         return events
 
@@ -310,14 +330,40 @@ class QwenCodeAdapter(BaseAdapter):
             self.legacy.on_skip = self.on_skip
             self.legacy.options = self.options
 
-    def _start_legacy(self, line: bytes, lineno: int) -> list[Event]:
+    def _undecided(self, line: bytes, lineno: int) -> list[Event]:
+        """A line that is no JSONL record before any was: which mode it is waits for more.
+
+        An older document's lines are no records (its first line is ``{`` or
+        the whole document); nor is a comment or a cut record above JSONL
+        records. The first record decides for JSONL (the lines before it are
+        then fed as JSONL: unknowns, or the error for the first); past the
+        detection window without one, or at the end, it is a document.
+        """
+        self.undecided.append((line, lineno))
+        self.undecided_bytes += len(line)
+        if len(self.undecided) < SNIFF_RECORDS and self.undecided_bytes < SNIFF_BYTES:
+            return []
+        return self._start_legacy()
+
+    def _start_jsonl(self) -> None:
+        self.mode = "jsonl"
+        held, self.undecided, self.undecided_bytes = self.undecided, [], 0
+        for line, lineno in held:
+            # Each is an unknown (held until session_meta is out) or, strictly, the error.
+            self.early += self.feed(line, lineno)
+
+    def _start_legacy(self) -> list[Event]:
         from agentminutes.harness.gemini_cli import GeminiCliAdapter
 
         self.mode = "gemini"
         self.legacy = GeminiCliAdapter(self.options, on_skip=self.on_skip)
         # One skip table for both: the report reads this adapter's.
         self.legacy.skipped = self.skipped
-        return self._relabel(self.legacy.feed(line, lineno))
+        held, self.undecided, self.undecided_bytes = self.undecided, [], 0
+        out: list[Event] = []
+        for line, lineno in held:
+            out += self.legacy.feed(line, lineno)
+        return self._relabel(out)
 
     def _relabel(self, events: list[Event]) -> list[Event]:
         for ev in events:
@@ -336,20 +382,19 @@ class QwenCodeAdapter(BaseAdapter):
             self.version = rec.version
         if not self.meta_sent:
             self.meta_sent = True
-            out.append(
-                Event(
-                    kind=EventKind.SESSION_META,
-                    timestamp=valid_timestamp(rec.timestamp),
-                    provenance=self.prov(line, lineno),
-                    session_meta=Meta(
-                        harness=HARNESS,
-                        harness_version=self.effective_version,
-                        session_id=rec.session_id or "",
-                        cwd=rec.cwd or "",
-                        git_branch=rec.git_branch or "",
-                    ),
-                )
+            meta = Event(
+                kind=EventKind.SESSION_META,
+                timestamp=valid_timestamp(rec.timestamp),
+                provenance=self.prov(line, lineno),
+                session_meta=Meta(
+                    harness=HARNESS,
+                    harness_version=self.effective_version,
+                    session_id=rec.session_id or "",
+                    cwd=rec.cwd or "",
+                    git_branch=rec.git_branch or "",
+                ),
             )
+            out.extend(self.opening(meta))
         start = len(out)
         if kind == "user":
             self._user(rec, line, lineno, out, Origin.HUMAN)

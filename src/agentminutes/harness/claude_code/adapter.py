@@ -156,13 +156,16 @@ class ClaudeCodeAdapter(BaseAdapter):
         try:
             rec = _decode_record(line)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            return [self.undecodable(exc, line, lineno)]
+            event = self.undecodable(exc, line, lineno)
+            return [event] if self.meta_sent else self.hold(event)
         kind = rec.type or ""
         if kind in SKIP_TYPES or kind in QUIET_TYPES:
             self.skip(kind, lineno)
             return []
         if kind not in CONVERSATION_TYPES and kind not in LOOSE_TOOL_TYPES:
-            return [self.unknown_or_fail(kind, line, lineno, f'unrecognized record type "{kind}"')]
+            reason = f'unrecognized record type "{kind}"'
+            event = self.unknown_or_fail(kind, line, lineno, reason)
+            return [event] if self.meta_sent else self.hold(event)
         uuid = rec.uuid
         if uuid:
             if uuid in self.seen_uuids:
@@ -174,7 +177,7 @@ class ClaudeCodeAdapter(BaseAdapter):
         out: list[Event] = []
         if not self.meta_sent:
             self.meta_sent = True
-            out.append(self._meta(rec, line, lineno))
+            out.extend(self.opening(self._meta(rec, line, lineno)))
         if kind == "user":
             self._user(rec, line, lineno, out)
         elif kind == "assistant":
@@ -197,7 +200,7 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     def finish(self) -> list[Event]:
         if self.fold is None:
-            return []
+            return self.release()
         return [self._close_fold()]
 
     def _meta(self, rec: _Record, line: bytes, lineno: int) -> Event:

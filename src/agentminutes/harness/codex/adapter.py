@@ -8,7 +8,7 @@ from typing import ClassVar, Final
 from agentminutes.harness.base import Confidence
 from agentminutes.harness.codex.exec_stream import ExecStreamMixin
 from agentminutes.harness.codex.legacy import LegacyMixin
-from agentminutes.harness.codex.records import _decode_sniff, _DecodeErrors
+from agentminutes.harness.codex.records import _decode_probe, _decode_sniff, _DecodeErrors
 from agentminutes.harness.codex.shape import (
     _EXEC,
     _LEGACY,
@@ -21,6 +21,15 @@ from agentminutes.harness.codex.vocabulary import HARNESS, RECORD_TYPES
 from agentminutes.schema import Event
 
 __all__ = ("CodexAdapter",)
+
+
+def _is_record(line: bytes) -> bool:
+    """Whether *line* is a JSON object (of any shape)."""
+    try:
+        _decode_probe(line)
+    except _DecodeErrors:
+        return False
+    return True
 
 
 # A JSON string literal on one line (JSON strings cannot hold raw newlines).
@@ -73,21 +82,10 @@ class CodexAdapter(ExecStreamMixin, LegacyMixin):
     # -- parsing -----------------------------------------------------------
 
     def feed(self, line: bytes, lineno: int) -> list[Event]:
-        if self.pretty or (not self.shape and line == b"{"):
-            self.pretty = True
-            return self._gather(line, lineno)
-        shape = self.shape
-        if shape == _ROLLOUT:
+        if self.meta_sent and self.shape == _ROLLOUT and not self.pretty:
             return self._rollout(line, lineno)
-        if not shape:
-            shape = self.shape = _shape_of(line, None)[0] or _ROLLOUT
-            if shape == _ROLLOUT:
-                return self._rollout(line, lineno)
-        if shape == _EXEC:
-            return self._exec_line(line, lineno)
-        if shape == _WRAPPED:
-            return self._wrapped_line(line, lineno)
-        return self._legacy_line(line, lineno)
+        events = self._shaped(line, lineno)
+        return events if self.meta_sent and not self.early else self.opened(events)
 
     def finish(self) -> list[Event]:
         out: list[Event] = []
@@ -101,7 +99,30 @@ class CodexAdapter(ExecStreamMixin, LegacyMixin):
         if self.header is not None:
             out.extend(self._flush_header(None, 0))
         self._close(out)
-        return out
+        # Held lines before a first record that never came (or came only now) go out too.
+        return [*self.opened(out), *self.release()] if self.early else out
+
+    def _shaped(self, line: bytes, lineno: int) -> list[Event]:
+        """*line* read as the transcript's shape, which its first record decides."""
+        if self.pretty or (not self.shape and line == b"{"):
+            self.pretty = True
+            return self._gather(line, lineno)
+        shape = self.shape
+        if shape == _ROLLOUT:
+            return self._rollout(line, lineno)
+        if not shape:
+            shape = _shape_of(line, None)[0]
+            if not shape and not _is_record(line):
+                # A comment or a cut line above the first record: no evidence of a shape.
+                return self._rollout(line, lineno)
+            shape = self.shape = shape or _ROLLOUT
+            if shape == _ROLLOUT:
+                return self._rollout(line, lineno)
+        if shape == _EXEC:
+            return self._exec_line(line, lineno)
+        if shape == _WRAPPED:
+            return self._wrapped_line(line, lineno)
+        return self._legacy_line(line, lineno)
 
     # -- pretty-printed records ----------------------------------------------
 
