@@ -91,7 +91,8 @@ def test_a_first_line_that_is_no_record(at: int, tmp_path: Path) -> None:
         failed = run_cli("convert", path)
         assert failed.returncode == 1, name
         [message] = failed.stderr.decode().splitlines()
-        assert f"{path}: {harness}: " in message and message.endswith(" at line 1"), message
+        assert f"{path}: {harness}: " in message
+        assert message.endswith(" at line 1"), message
 
         proc = run_cli("convert", "--permissive", path)
         assert proc.returncode == 0, (name, proc.stderr)
@@ -140,7 +141,7 @@ def test_a_first_record_replaced_by_a_cut_one(case: tuple[str, Path], tmp_path: 
 
 def test_follow_opens_with_the_meta_too(tmp_path: Path) -> None:
     """``follow --permissive`` writes what ``convert --permissive`` writes."""
-    harness, source = TRANSCRIPTS[0]
+    source = TRANSCRIPTS[0][1]
     path = tmp_path / "comment.jsonl"
     path.write_bytes(TOPS[0][1] + b"\n" + source.read_bytes())
     converted = run_cli("convert", "--permissive", "--format", "jsonl", path)
@@ -166,4 +167,5 @@ def test_only_lines_that_are_no_records(tmp_path: Path) -> None:
     assert adapter.feed(b"// one", 1) == []
     assert adapter.feed(b"[2]", 2) == []
     [event] = adapter.finish()
-    assert event.kind == "unknown" and "invalid JSON document" in event.unknown.reason
+    assert event.unknown is not None
+    assert "invalid JSON document" in event.unknown.reason
