@@ -17,7 +17,13 @@ import agentminutes
 from agentminutes import timestamps
 from agentminutes.schema import TokenUsage
 from agentminutes.schema.summary import PROMPT_RULES
-from agentminutes.schema.usage import USAGE_RULES, otel_usage, reported_cost, requests
+from agentminutes.schema.usage import (
+    USAGE_RULES,
+    RequestFolder,
+    otel_usage,
+    reported_cost,
+    requests,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures"
 
@@ -375,6 +381,14 @@ def test_copilot_resumed_sessions_count_cumulative_shutdowns_once_and_reset_ones
         (300, 20, 100, 0),  # started from zero: whole
     ]
     assert len({r.key for r in reqs}) == 3
+    # usage --follow resumes from the last counted request: the next shutdown is compared
+    # with the one that request came from.
+    events = list(agentminutes.iter_events(path))
+    cut = next(i for i, e in enumerate(events) if e.id == "r0")
+    resumed = RequestFolder("copilot", "copilot_stage0_small")
+    resumed.resume(reqs[0].model, reqs[0].key)
+    later = [r for e in events[cut:] for r in resumed.add(e)]
+    assert [_counts(r) for r in later] == [_counts(r) for r in reqs[1:]]
 
 
 def test_copilot_assistant_usage_records_are_the_requests_and_the_shutdown_is_not_added(
@@ -429,3 +443,10 @@ def test_copilot_assistant_usage_records_are_the_requests_and_the_shutdown_is_no
         "copilot:copilot_stage0_small:u1",
     ]
     assert all(r.reported_cost is None for r in reqs)  # "cost" is premium requests, not USD
+    # usage --follow resumes a transcript from its last counted request: the shutdown that
+    # arrives later is still not added.
+    events = list(agentminutes.iter_events(path))
+    cut = next(i for i, e in enumerate(events) if e.id == "u1") + 1
+    resumed = RequestFolder("copilot", "copilot_stage0_small")
+    resumed.resume(reqs[-1].model, reqs[-1].key)
+    assert [r for e in events[cut:] for r in resumed.add(e)] == []

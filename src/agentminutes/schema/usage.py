@@ -489,6 +489,11 @@ class RequestFolder:
         """
         if model:
             self._model = model
+        if last_key.startswith("copilot:") and ":shutdown:" not in last_key:
+            # The process still running wrote assistant.usage records: its shutdown is no
+            # new usage.
+            self._per_request = True
+            return
         if last_key.startswith("copilot:") and ":shutdown:" in last_key:
             head, counts = last_key.rsplit(":", 1)
             parts = counts.split(",")
