@@ -324,7 +324,13 @@ def test_shell_completion_offers_the_table() -> None:
     convert = next(c for c in COMMANDS if c.path == "convert")
     offered = bash_complete("agentminutes convert --")
     assert {o.long for o in convert.options if not o.hidden} <= set(offered)
-    assert bash_complete("agentminutes convert --format ") == ["json", "jsonl", "acp"]
+    assert bash_complete("agentminutes convert --format ") == [
+        "json",
+        "jsonl",
+        "acp",
+        "otlp-json",
+        "atif",
+    ]
     assert "claude-code" in bash_complete("agentminutes stats --harness cl")
     assert bash_complete("agentminutes drift s") == ["scan"]
     script = run_cli("--show-completion")

@@ -8,6 +8,7 @@ expected markers are known.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -165,6 +166,65 @@ def test_follow_to_a_file_prints_what_convert_prints_unless_asked(
     f.kill()
     got = [json.loads(x) for x in redacted.read_bytes().splitlines()]
     assert got == [p.expected(json.loads(x), KEY.encode()) for x in want.splitlines()]
+
+
+def _span_texts(otlp_json: bytes) -> str:
+    """Every string value of the spans' attributes and statuses (JSON text inside them
+    decoded too, so a secret is found as it was written, not as escaped twice)."""
+    out: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, str):
+            out.append(value)
+            if value[:1] in ("[", "{"):
+                with contextlib.suppress(ValueError):
+                    walk(json.loads(value))
+
+    for line in otlp_json.splitlines():
+        for rs in json.loads(line)["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    walk(span.get("attributes", []))
+                    walk(span.get("status", {}))
+    return "\n".join(out)
+
+
+def test_otlp_json_content_is_redacted_by_default(planted: tuple[Path, Plant]) -> None:
+    transcript, p = planted
+    # Without content the spans carry no transcript text: nothing to redact, nothing left.
+    bare = _cli("convert", "--permissive", "--format", "otlp-json", transcript)
+    assert bare.returncode == 0, bare.stderr
+    assert "redacted" not in bare.stderr.decode()
+    assert p.left_in(_span_texts(bare.stdout)) == []
+
+    # With --otel-content the content goes to a tracing backend: redacted by default.
+    # (Only the user's own pattern, not given here, is left.)
+    content = _cli(
+        "convert", "--permissive", "--format", "otlp-json", "--otel-content", transcript
+    )  # fmt: skip
+    assert content.returncode == 0, content.stderr
+    texts = _span_texts(content.stdout)
+    assert p.left_in(texts) == ["user-pattern"]
+    assert "[REDACTED:" in texts
+    assert _summary(content.stderr)
+    assert "--no-redact" not in content.stderr.decode()
+
+    # --no-redact writes them as they are, and says so on one line.
+    plain = _cli(
+        "convert", "--permissive", "--format", "otlp-json", "--otel-content", "--no-redact",
+        transcript,
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    assert set(p.left_in(_span_texts(plain.stdout))) == set(KINDS)
+    warnings = [x for x in plain.stderr.decode().splitlines() if "--no-redact" in x]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("agentminutes: warning: ")
 
 
 def test_archive_redacts_the_normalized_copy_on_request(

@@ -22,7 +22,17 @@ from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
 from agentminutes.stages.redact import chosen, redaction
 
-__all__ = ("run_archive", "run_convert", "run_detect", "run_sessions", "run_stats")
+__all__ = (
+    "CONVERT_FORMATS",
+    "run_archive",
+    "run_convert",
+    "run_detect",
+    "run_sessions",
+    "run_stats",
+)
+
+#: The formats of ``convert --format``.
+CONVERT_FORMATS = ("json", "jsonl", "acp", "otlp-json", "atif")
 
 
 _T = TypeVar("_T")
@@ -61,9 +71,17 @@ def _feed(
     return Feed(apply_stages(feed.batches, stages), feed.skipped, feed.white_space)
 
 
-async def _convert(fmt: str, output: str | None, job: Feed) -> None:
+async def _convert(fmt: str, output: str | None, job: Feed, otel_content: bool = False) -> None:
     if fmt == "acp":
         await _convert_acp(output, job)
+        return
+    if fmt == "otlp-json":
+        with open_output(output, atomic=False) as stream:
+            await _write_otlp_json(stream, job, flush=output is None, content=otel_content)
+        return
+    if fmt == "atif":
+        with open_output(output, atomic=True) as stream:
+            await _write_atif(stream, job)
         return
     if fmt == "jsonl":
         with open_output(output, atomic=False) as stream:
@@ -194,6 +212,61 @@ def _options(
         harness_version=harness_version,
         text_form=text_form,
     )
+
+
+#: Spans per OTLP/JSON line: a line is one export request, kept to a size collectors take.
+_OTLP_SPANS_PER_LINE = 512
+
+
+async def _write_otlp_json(stream: IO[bytes], job: Feed, *, flush: bool, content: bool) -> int:
+    """Write *job* as OTLP/JSON trace requests (one ``ExportTraceServiceRequest`` a line,
+    as the collector's ``otlpjsonfile`` receiver reads them), a line once it holds
+    :data:`_OTLP_SPANS_PER_LINE` finished spans, the rest at the end; then the skip and
+    loss summaries. Returns the event count."""
+    from agentminutes.export.otel import Span, SpanProjector, encode_otlp_json
+
+    projector = SpanProjector("", content=content)
+    events = 0
+    pending: list[Span] = []
+
+    def write() -> None:
+        stream.write(encode_otlp_json(pending, harness=projector.harness) + b"\n")
+        if flush:
+            stream.flush()
+        pending.clear()
+
+    async for batch in job.batches:
+        for ev in batch.events:
+            pending.extend(projector.project(ev))
+            if len(pending) >= _OTLP_SPANS_PER_LINE:
+                write()
+        events += len(batch.events)
+    pending.extend(projector.finish())
+    write()
+    stream.flush()
+    _skip_summary(events, job.skipped(), job.white_space())
+    print(f"agentminutes: otlp-json: {projector.report().summary()}", file=sys.stderr)
+    return events
+
+
+async def _write_atif(stream: IO[bytes], job: Feed) -> int:
+    """Write *job* as one ATIF v1.8 trajectory document (one line), then the skip and loss
+    summaries. Returns the event count."""
+    import msgspec
+
+    from agentminutes.export.atif import TrajectoryBuilder
+
+    builder = TrajectoryBuilder()
+    events = 0
+    async for batch in job.batches:
+        for ev in batch.events:
+            builder.add(ev)
+        events += len(batch.events)
+    doc, loss = builder.finish()
+    stream.write(msgspec.json.encode(doc) + b"\n")
+    _skip_summary(events, job.skipped(), job.white_space())
+    print(f"agentminutes: atif: {loss.summary()}", file=sys.stderr)
+    return events
 
 
 class _StatsUsage(NamedTuple):
@@ -334,25 +407,49 @@ def run_convert(
     no_redact: bool = False,
     redact_pattern: Sequence[str] | None = None,
     redact_config: str | None = None,
+    otel_content: bool = False,
 ) -> int | None:
     """``agentminutes convert``: the whole session (json), its events (jsonl), its ACP
-    ``session/update`` notifications (acp), or every session; of one transcript or several.
+    ``session/update`` notifications (acp), its OTel GenAI spans (otlp-json), its ATIF
+    trajectory (atif), or every session; of one transcript or several.
 
     Secrets are redacted on request only (*redact*, or patterns or a config):
     the default output is the contract's, byte for byte the transcript's texts.
+    The one exception is ``--otel-content``: prompts, responses and tool input and
+    output written into spans are meant for a tracing backend, so they are redacted
+    unless *no_redact* (a warning says so).
     """
-    if fmt not in ("json", "jsonl", "acp"):
-        raise UsageError(f'unknown format "{fmt}" (want json, jsonl or acp)')
+    if fmt not in CONVERT_FORMATS:
+        raise UsageError(f'unknown format "{fmt}" (want {", ".join(CONVERT_FORMATS)})')
+    if otel_content and fmt != "otlp-json":
+        raise UsageError("--otel-content is for --format otlp-json")
     paths = transcript_list(transcripts, paths_from)
     options = _options(harness_version, permissive, keep_raw, text_form)
+    choice = chosen(redact, no_redact)
     redactor = redaction(
-        chosen(redact, no_redact), patterns=redact_pattern or (), config=redact_config
+        choice, default=otel_content, patterns=redact_pattern or (), config=redact_config
     )
+    if choice is False and otel_content:
+        print(
+            "agentminutes: warning: --no-redact: secrets in the transcripts go into the spans' "
+            "content as they are",
+            file=sys.stderr,
+        )
     stages = build_stages(
         promote=promote or (), max_payload_bytes=max_payload_bytes, redaction=redactor
     )
     code = _convert_paths(
-        paths, fmt, output, to_dir, every, conversation, harness, options, stages, paths_from
+        paths,
+        fmt,
+        output,
+        to_dir,
+        every,
+        conversation,
+        harness,
+        options,
+        stages,
+        paths_from,
+        otel_content,
     )
     if redactor is not None:
         print(f"agentminutes: {redactor.summary()}", file=sys.stderr)
@@ -370,6 +467,7 @@ def _convert_paths(
     options: ParseOptions,
     stages: list[Stage],
     paths_from: str | None,
+    otel_content: bool,
 ) -> int | None:
     if every and fmt != "json":
         raise UsageError(
@@ -377,7 +475,7 @@ def _convert_paths(
         )
     if len(paths) > 1 or paths_from is not None or to_dir is not None:
         return _convert_many(
-            paths, fmt, output, to_dir, every, conversation, harness, options, stages
+            paths, fmt, output, to_dir, every, conversation, harness, options, stages, otel_content
         )
     transcript = paths[0]
     refuse_inputs(output, [transcript])
@@ -387,7 +485,7 @@ def _convert_paths(
         _run(partial(_convert_all, transcript, output, harness, options, stages), [transcript])
         return None
     job = _feed(transcript, harness, options, stages, conversation)
-    _run(partial(_convert, fmt, output, job), [transcript])
+    _run(partial(_convert, fmt, output, job, otel_content), [transcript])
     return None
 
 
@@ -411,6 +509,7 @@ def _convert_many(
     harness: str,
     options: ParseOptions,
     stages: list[Stage],
+    otel_content: bool = False,
 ) -> int:
     """Several transcripts: one whole session per line (as ``--all``), or one file each."""
     _many_checks(output, to_dir, conversation)
@@ -431,6 +530,10 @@ def _convert_many(
                 events += await _write_jsonl(stream, job, flush=False)
             elif fmt == "acp":
                 events += await _write_acp(stream, job, flush=False)
+            elif fmt == "otlp-json":
+                events += await _write_otlp_json(stream, job, flush=False, content=otel_content)
+            elif fmt == "atif":
+                events += await _write_atif(stream, job)
             else:
                 events += await _write_session(stream, job, indent)
             sessions += 1

@@ -348,18 +348,21 @@ GROUPS: Final = {
 COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         ("convert",),
-        "Convert a transcript to the normalized session (json), its event stream (jsonl) "
-        "or ACP updates (acp).",
+        "Convert a transcript to the normalized session (json), its event stream (jsonl), "
+        "ACP updates (acp), OpenTelemetry GenAI spans (otlp-json) or an ATIF trajectory (atif).",
         run="agentminutes.cli.commands:run_convert",
         arguments=(TRANSCRIPTS,),
         options=(
             choice(
                 "--format",
-                ("json", "jsonl", "acp"),
+                ("json", "jsonl", "acp", "otlp-json", "atif"),
                 "json",
-                "json (the whole session), jsonl (one event per line, streamed), or acp (Agent "
-                "Client Protocol session/update notifications, one JSON-RPC message per line; "
-                "what they cannot carry is counted on stderr).",
+                "json (the whole session), jsonl (one event per line, streamed), acp (Agent "
+                "Client Protocol session/update notifications, one JSON-RPC message per line), "
+                "otlp-json (OpenTelemetry GenAI spans as OTLP/JSON, one export request per line, "
+                "as the collector's otlpjsonfile receiver reads them), or atif (an ATIF v1.8 "
+                "trajectory document); what acp, otlp-json and atif cannot carry is counted on "
+                "stderr.",
                 dest="fmt",
             ),
             OUTPUT,
@@ -374,7 +377,14 @@ COMMANDS: Final[tuple[Command, ...]] = (
             ),
             PATHS_FROM,
             TO_DIR,
-            *_redaction("off by default (the output contract)"),
+            *_redaction(
+                "off by default (the output contract), on with --otel-content (spans travel)"
+            ),
+            flag(
+                "--otel-content",
+                help="With --format otlp-json: also write prompts, responses, tool arguments "
+                "and results into the spans (left out by default, as the GenAI conventions ask).",
+            ),
         ),
         description="Several transcripts (or --paths-from) write one whole session JSON per "
         "line, as --all does; --format jsonl and acp need --to-dir then. A transcript that "
