@@ -13,7 +13,20 @@ from conftest import FIXTURES
 CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
 CODEX = FIXTURES / "codex" / "agent-sessions" / "codex_050_legacy.jsonl"
 #: Modules a synchronous convert, stats or detect of a JSONL file has no use for.
-HEAVY = ("typer", "click", "rich", "anyio", "asyncio", "aiofiles", "sqlite3", "zipfile", "pyarrow")
+HEAVY = (
+    "typer",
+    "click",
+    "rich",
+    "anyio",
+    "asyncio",
+    "aiofiles",
+    "sqlite3",
+    "zipfile",
+    "pyarrow",
+    "opentelemetry",
+    "google",
+    "requests",
+)
 
 PROBE = """
 import json, sys
@@ -41,6 +54,7 @@ def imported_by(*args: str) -> tuple[int, set[str], bytes]:
         ["stats", str(CODEX)],
         ["detect", str(CC)],
         ["convert", str(CC), str(CODEX)],
+        ["convert", "--format", "otlp-json", str(CC)],  # spans written by our own encoder
     ],
 )
 def test_fast_path_imports_no_heavy_module(args: list[str]) -> None:

@@ -229,6 +229,35 @@ def test_streaming_projector_matches_whole_session() -> None:
     assert projector.report() == loss
 
 
+@pytest.mark.parametrize("path", ALL, ids=[fixture_id(p) for p in ALL])
+def test_a_projector_carries_on_from_its_snapshot(path: Path) -> None:
+    """What a live follow with --state does at every batch: the snapshot goes through JSON
+    (the state file) and a restored projector continues as if it had never stopped —
+    at every cut, also where tool calls are open and content is pending."""
+    for session in iter_sessions(path):
+        events = session.events
+        whole, loss = project(session, content=True)
+        cuts = sorted({len(events) // 3, len(events) // 2, (2 * len(events)) // 3})
+        for cut in cuts:
+            first = SpanProjector(session.meta.harness, content=True)
+            spans = [s for ev in events[:cut] for s in first.project(ev)]
+            snap = json.loads(json.dumps(first.snapshot()))
+            carried = SpanProjector.restore(snap, content=True)
+            spans += [s for ev in events[cut:] for s in carried.project(ev)]
+            spans += carried.finish()
+            assert spans == whole, (path, cut)
+            assert carried.report() == loss
+            # Agent spans a stop already wrote are not written again.
+            assert carried.finish() == []
+
+
+def test_a_snapshot_of_another_layout_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a span projector snapshot"):
+        SpanProjector.restore({"v": 999})
+    with pytest.raises(ValueError, match="damaged"):
+        SpanProjector.restore({"v": 1, "harness": "codex"})
+
+
 @pytest.mark.parametrize(
     "fixture",
     [

@@ -487,7 +487,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "--to",
                 "SINK",
                 "Where events go: - (stdout), file:PATH (append), tcp://HOST:PORT or unix:PATH "
-                "(a collector; ?buffer=BYTES sets the buffer, default 4 MiB).",
+                "(a collector; ?buffer=BYTES sets the buffer, default 4 MiB), or "
+                "otlp+http://HOST:PORT[/PATH] (OpenTelemetry GenAI spans to an OTLP/HTTP "
+                "collector, default path /v1/traces; needs the [otel] extra).",
                 "-",
             ),
             value(
@@ -517,7 +519,14 @@ COMMANDS: Final[tuple[Command, ...]] = (
             MAX_PAYLOAD,
             PROMOTE,
             TEXT_FORM,
-            *_redaction("on by default for tcp:// and unix: (events leave the machine)"),
+            *_redaction(
+                "on by default for tcp://, unix: and otlp+http:// (events leave the machine)"
+            ),
+            flag(
+                "--otel-content",
+                help="With --to otlp+http: also write prompts, responses, tool arguments and "
+                "results into the spans (left out by default, as the GenAI conventions ask).",
+            ),
         ),
         description="One transcript prints what convert --format jsonl prints for it, event by "
         "event. Several (or a folder) print one envelope per line: "

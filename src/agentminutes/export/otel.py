@@ -41,8 +41,8 @@ receiver reads: one ``ExportTraceServiceRequest`` a line).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
-from typing import Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
 
 import msgspec
 
@@ -52,6 +52,7 @@ from agentminutes.schema import ContentBlock, Event, EventKind, Origin, Session,
 from agentminutes.schema.usage import otel_usage
 
 __all__ = (
+    "SNAPSHOT_VERSION",
     "SPAN_KIND_CLIENT",
     "SPAN_KIND_INTERNAL",
     "STATUS_ERROR",
@@ -84,6 +85,8 @@ _PROVIDERS: Final = {
 }
 
 _SCOPE_NAME: Final = "agentminutes"
+#: The version of :meth:`SpanProjector.snapshot`'s layout.
+SNAPSHOT_VERSION: Final = 1
 
 
 class Span(msgspec.Struct, kw_only=True):
@@ -209,7 +212,6 @@ class SpanProjector:
         self._root: _Agent | None = None
         self._agents: dict[str, _Agent] = {}
         self._open_tools: dict[str, Span] = {}
-        self._tool_span_of_call: dict[str, str] = {}
         self._tool_counts: dict[str, int] = {}
         self._chat_index = 0
         self._last_ns = 0
@@ -220,6 +222,8 @@ class SpanProjector:
         self._counts = {"chat": 0, "tool": 0, "agent": 0}
         self._events: dict[str, int] = {}
         self._fields: dict[str, int] = {}
+        #: Agent spans already written by an earlier :meth:`finish` (a live follow's stop).
+        self._sent_agents: set[str] = set()
 
     # -- loss bookkeeping -------------------------------------------------
     def _event_lost(self, reason: str) -> None:
@@ -246,8 +250,13 @@ class SpanProjector:
         agent = self._agents.get(agent_id)
         if agent is None:
             harness, session, sub = self._key()
-            # Linked where the session links it: a tool call carrying the agent's id.
-            parent = self._tool_span_of_call.get(agent_id, root.span_id)
+            # Linked where the session links it: the latest tool call carrying the agent's id.
+            seen = self._tool_counts.get(agent_id, 0)
+            parent = (
+                _hex_id(8, "tool", harness, session, sub, agent_id, str(seen - 1))
+                if seen
+                else root.span_id
+            )
             agent = _Agent(agent_id, _hex_id(8, "agent", harness, session, sub, agent_id), parent)
             self._agents[agent_id] = agent
         return agent
@@ -413,7 +422,6 @@ class SpanProjector:
         # A call re-issued under an id still open: the earlier one never got its result.
         earlier = self._open_tools.pop(call.tool_call_id, None)
         self._open_tools[call.tool_call_id] = span
-        self._tool_span_of_call[call.tool_call_id] = span_id
         if earlier is None:
             return []
         self._field_lost("tool_call_without_result")
@@ -461,6 +469,9 @@ class SpanProjector:
         root = self._ensure_root()
         harness, session, _ = self._key()
         for agent in (*self._agents.values(), root):
+            if agent.span_id in self._sent_agents:
+                continue
+            self._sent_agents.add(agent.span_id)
             attrs: dict[str, AttrValue] = {
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.agent.name": harness,
@@ -484,6 +495,82 @@ class SpanProjector:
             )
             self._counts["agent"] += 1
         return out
+
+    @property
+    def open_tool_calls(self) -> int:
+        """Tool calls whose span waits for their result."""
+        return len(self._open_tools)
+
+    def snapshot(self) -> dict[str, object]:
+        """What the projector holds, as a JSON value :meth:`restore` takes back.
+
+        A live follow with ``--state`` records it with each delivered batch, so a
+        follower restarted there carries on: tool calls still open, the agents'
+        times, the counters ids are made of. Its size grows with the session's
+        distinct tool call ids (one count each), not with its spans.
+        """
+        agents = [
+            [a.agent_id, a.span_id, a.parent, a.first_ns, a.last_ns]
+            for a in (self._root, *self._agents.values())
+            if a is not None
+        ]
+        return {
+            "v": SNAPSHOT_VERSION,
+            "harness": self.harness,
+            "session_id": self.session_id,
+            "subagent_id": self.subagent_id,
+            "trace_id": self._trace_id,
+            "root": self._root is not None,
+            "agents": agents,
+            "open": msgspec.to_builtins(list(self._open_tools.values())),
+            "tool_counts": dict(self._tool_counts),
+            "chat_index": self._chat_index,
+            "last_ns": self._last_ns,
+            "input_ns": self._input_ns,
+            "pending_input": list(self._pending_input),
+            "pending_reasoning": list(self._pending_reasoning),
+            "total": self._total,
+            "counts": dict(self._counts),
+            "events": dict(self._events),
+            "fields": dict(self._fields),
+            "sent_agents": sorted(self._sent_agents),
+        }
+
+    @classmethod
+    def restore(cls, snap: Mapping[str, Any], *, content: bool = False) -> SpanProjector:
+        """A projector carrying on from *snap* (:meth:`snapshot`).
+
+        Raises:
+            ValueError: *snap* is not a snapshot this version wrote.
+        """
+        if not isinstance(snap, Mapping) or snap.get("v") != SNAPSHOT_VERSION:
+            raise ValueError("not a span projector snapshot of this version")
+        try:
+            self = cls(str(snap["harness"]), session_id=str(snap["session_id"]), content=content)
+            self.subagent_id = str(snap["subagent_id"])
+            self._trace_id = str(snap["trace_id"])
+            agents = [_Agent(a[0], a[1], a[2]) for a in snap["agents"]]
+            for agent, raw in zip(agents, snap["agents"], strict=True):
+                agent.first_ns, agent.last_ns = int(raw[3]), int(raw[4])
+            if snap["root"]:
+                self._root = agents.pop(0)
+            self._agents = {a.agent_id: a for a in agents}
+            for span in msgspec.convert(snap["open"], list[Span]):
+                self._open_tools[str(span.attributes["gen_ai.tool.call.id"])] = span
+            self._tool_counts = {str(k): int(v) for k, v in snap["tool_counts"].items()}
+            self._chat_index = int(snap["chat_index"])
+            self._last_ns = int(snap["last_ns"])
+            self._input_ns = int(snap["input_ns"])
+            self._pending_input = list(snap["pending_input"])
+            self._pending_reasoning = [str(t) for t in snap["pending_reasoning"]]
+            self._total = int(snap["total"])
+            self._counts = {str(k): int(v) for k, v in snap["counts"].items()}
+            self._events = {str(k): int(v) for k, v in snap["events"].items()}
+            self._fields = {str(k): int(v) for k, v in snap["fields"].items()}
+            self._sent_agents = {str(x) for x in snap["sent_agents"]}
+        except (KeyError, TypeError, IndexError, msgspec.ValidationError) as exc:
+            raise ValueError(f"a damaged span projector snapshot ({exc})") from None
+        return self
 
     def report(self) -> LossReport:
         """The loss report so far."""

@@ -169,6 +169,11 @@ class Follower:
             self._watcher.interrupt()
 
     @property
+    def flushes(self) -> bool:
+        """Whether the follow's end writes what is held (no stop yet, or a stop that flushes)."""
+        return self._flush
+
+    @property
     def stopping(self) -> bool:
         """Whether :meth:`stop` was called."""
         return self._stopping

@@ -139,9 +139,27 @@ async def open_sink(
     *,
     on_delivered: OnDelivered,
     notice: Callable[[str], None],
+    state: FollowState | None = None,
+    otel_content: bool = False,
 ) -> AsyncIterator[_FollowSink]:
-    """The sink a ``--to`` value names, open for the duration of the block."""
+    """The sink a ``--to`` value names, open for the duration of the block.
+
+    *state* and *otel_content* are for ``otlp+http://``: the entries a resumed
+    follow starts from, and whether spans carry content.
+    """
     kind, where, options = parse_sink_spec(spec)
+    if kind == "otlp":
+        from agentminutes.live.otlp import OtlpSink, otlp_endpoint
+
+        async with OtlpSink(
+            otlp_endpoint(where),
+            on_delivered=on_delivered,
+            notice=notice,
+            saved=state.entries if state is not None else None,
+            content=otel_content,
+        ) as otlp_sink:
+            yield otlp_sink
+        return
     if kind in ("stdout", "file"):
         sink = _sync_sink(kind, where, encode, on_delivered=on_delivered, notice=notice)
         try:
@@ -267,10 +285,12 @@ async def run_follow(
     summary: bool = True,
     sink: StdoutSink | FileSink | None = None,
     progress: Progress | None = None,
+    otel_content: bool = False,
 ) -> int:
     """Follow until a signal or ``idle_exit``; return the exit status.
 
-    *sink* and *progress*: the ones :func:`_write_primed` already wrote to.
+    *sink* and *progress*: the ones :func:`_write_primed` already wrote to;
+    *otel_content*: spans to ``otlp+http://`` carry content.
     """
     import anyio
 
@@ -278,7 +298,14 @@ async def run_follow(
     encode = envelope_encoder() if follower.multi or wants_envelopes(to) else jsonl_encoder()
     sink_cm: AbstractAsyncContextManager[Any]
     if sink is None:
-        sink_cm = open_sink(to, encode, on_delivered=progress.delivered, notice=notice)
+        sink_cm = open_sink(
+            to,
+            encode,
+            on_delivered=progress.delivered,
+            notice=notice,
+            state=state,
+            otel_content=otel_content,
+        )
     else:
         sink_cm = nullcontext(sink)
     stop = _Stop(follower, state is not None)
@@ -301,6 +328,9 @@ async def run_follow(
                                 progress.delivered(batch.mark)
                     if stop.signals == 0:  # idle_exit: the sink gets the grace a stop gets
                         scope.deadline = min(scope.deadline, anyio.current_time() + STOP_GRACE_S)
+                    finish = getattr(out, "finish", None)
+                    if finish is not None:  # spans still open: out now, or kept for the next run
+                        finish(flush=follower.flushes)
                     await out.aclose()
                     tg.cancel_scope.cancel()
             if scope.cancelled_caught:
@@ -336,6 +366,9 @@ def _undelivered(follower: Follower, sink: Any) -> str:
     parts = []
     if not getattr(follower, "completed", True):
         parts.append("reading every transcript to its end and writing what they held")
+    spans = int(getattr(sink, "pending_spans", 0) or 0)
+    if spans:
+        parts.append(f"exporting {spans} spans the collector had not accepted")
     pending = int(getattr(sink, "pending_bytes", 0) or 0)
     if pending:
         if isinstance(sink, StdoutSink):
@@ -368,12 +401,13 @@ def follow_main(
     no_redact: bool = False,
     redact_pattern: Sequence[str] | None = None,
     redact_config: str | None = None,
+    otel_content: bool = False,
 ) -> int:
     """``agentminutes follow`` with its options already parsed (see :mod:`agentminutes.cli.spec`).
 
-    Secrets are redacted by default when events leave through a socket
-    (``tcp://``, ``unix:``), on request otherwise (stdout and files print what
-    ``convert`` prints).
+    Secrets are redacted by default when events leave the machine (``tcp://``,
+    ``unix:``, ``otlp+http://``), on request otherwise (stdout and files print
+    what ``convert`` prints).
     """
     from agentminutes.errors import UsageError
     from agentminutes.harness import adapter_class
@@ -386,6 +420,13 @@ def follow_main(
     if max_payload_bytes < 0:
         raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
     kind, where, _ = parse_sink_spec(to)
+    if kind == "otlp":
+        from agentminutes.live.otlp import load_exporter, otlp_endpoint
+
+        otlp_endpoint(where)
+        load_exporter()  # before the follow starts: see load_exporter
+    elif otel_content:
+        raise UsageError("--otel-content is for --to otlp+http://HOST:PORT")
     leaves = kind not in ("stdout", "file")
     choice = chosen(redact, no_redact)
     redactor = redaction(
@@ -417,6 +458,11 @@ def follow_main(
         ),
     )
     if documents is not None:
+        if kind == "otlp":
+            raise UsageError(
+                "follow --to otlp+http takes line transcripts; write the spans of a database "
+                "or an export with convert --format otlp-json"
+            )
         try:
             return _run_documents(cast("Follower", documents), stages, to)
         finally:
@@ -458,6 +504,7 @@ def follow_main(
             notice=follower.config.notice,
             sink=sink,
             progress=progress,
+            otel_content=otel_content,
         )
 
     import anyio  # after the primed write: the event loop costs tens of milliseconds to load

@@ -115,12 +115,18 @@ def parse_sink_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     """Split a ``--to`` value into ``(kind, where, options)``.
 
     Kinds: ``stdout`` (``-``), ``file`` (``file:PATH``), ``tcp``
-    (``tcp://HOST:PORT``) and ``unix`` (``unix:PATH``); socket addresses take
+    (``tcp://HOST:PORT``), ``unix`` (``unix:PATH``) and ``otlp``
+    (``otlp+http://HOST:PORT[/PATH]``, ``otlp+https://…``); socket addresses take
     ``?buffer=BYTES`` and ``?ack=1`` (the collector acknowledges, see
     :mod:`agentminutes.sinks.sockets`), joined with ``&``.
     """
     if spec in ("", "-", "stdout"):
         return "stdout", "", {}
+    if spec.startswith(("otlp+http://", "otlp+https://")):
+        # The live OTLP exporter (agentminutes.live.otlp): its URL is checked there.
+        if "?" in spec:
+            raise UsageError(f"--to {spec}: an OTLP address takes no options")
+        return "otlp", spec, {}
     if spec.startswith("file:"):
         path = spec[len("file:") :]
         if path.startswith("//"):
@@ -152,4 +158,7 @@ def parse_sink_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     if where.startswith("unix:"):
         _socket_target(where)
         return "unix", where, options
-    raise UsageError(f"--to {spec}: expected -, file:PATH, tcp://HOST:PORT or unix:PATH")
+    raise UsageError(
+        f"--to {spec}: expected -, file:PATH, tcp://HOST:PORT, unix:PATH or "
+        "otlp+http://HOST:PORT[/PATH]"
+    )
