@@ -644,7 +644,8 @@ async def follow_to(
     """Follow into a sink, as ``agentminutes follow --to TO`` does; return the events delivered.
 
     *to* is what ``--to`` takes: ``file:PATH``, ``tcp://HOST:PORT`` or
-    ``unix:PATH`` (``?ack=1``, ``?buffer=BYTES``). *state* records only what
+    ``unix:PATH`` (``?ack=1``, ``?buffer=BYTES``), or ``otlp+http://HOST:PORT``
+    (spans; the ``[otel]`` extra). *state* records only what
     the sink delivered: for a socket, what the collector acknowledged (or,
     without acknowledgements, what the kernel accepted). Runs until *stop*
     or *idle_exit*, then gives the sink 10 s to deliver the rest; raises
@@ -683,7 +684,9 @@ async def follow_to(
     encode = envelope_encoder() if follower.multi or options.get("ack") else jsonl_encoder()
     notice = follower.config.notice
     undelivered = 0
-    async with open_sink(to, encode, on_delivered=progress.delivered, notice=notice) as sink:
+    async with open_sink(
+        to, encode, on_delivered=progress.delivered, notice=notice, state=follow_state
+    ) as sink:
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
                 if follow_state is not None:
@@ -698,12 +701,18 @@ async def follow_to(
                                 progress.delivered(batch.mark)
                             progress.maybe_save(sink)
                     scope.deadline = anyio.current_time() + STOP_GRACE_S
+                    finish = getattr(sink, "finish", None)
+                    if finish is not None:  # otlp+http: the spans still open go out now
+                        finish(flush=follower.flushes)
                     await sink.aclose()
                 finally:
                     progress.save(sink)
                 tg.cancel_scope.cancel()
         if scope.cancelled_caught and isinstance(sink, SocketSink):
             undelivered = sink.pending_bytes
+        spans = int(getattr(sink, "pending_spans", 0)) if scope.cancelled_caught else 0
     if undelivered:
         raise SourceError(f"{to}: stopped with {undelivered} bytes not delivered")
+    if spans:
+        raise SourceError(f"{to}: stopped with {spans} spans the collector had not accepted")
     return progress.events

@@ -290,3 +290,21 @@ def test_bad_otlp_options_are_one_error_line(args: list[str], error: str, tmp_pa
         if args[0] == "--to"
         else [f"Error: {error}"]
     )
+
+
+def test_the_library_follows_into_a_collector(tmp_path: Path, receiver: Receiver) -> None:
+    import anyio
+
+    import agentminutes
+
+    target, state = tmp_path / CODEX.name, tmp_path / "lib.state"
+    target.write_bytes(CODEX.read_bytes())
+
+    async def main() -> int:
+        return await agentminutes.follow_to(
+            receiver.url, [target], state=state, idle_exit=0.3, permissive=True
+        )
+
+    assert anyio.run(main) > 0
+    assert _keys(receiver.snapshot()) == _keys(file_spans(CODEX, "--permissive"))
+    assert _entry(state)["otel"]  # the projection's progress went into the state

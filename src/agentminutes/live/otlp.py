@@ -153,6 +153,7 @@ class OtlpSink:
         self._tg: anyio.abc.TaskGroup | None = None
         self._errors = _LastError()
         self._resources: dict[str, Any] = {}
+        self._propagate = True
         #: Spans the collector accepted, requests it accepted, requests sent again.
         self.exported_spans = 0
         self.requests = 0
@@ -178,7 +179,7 @@ class OtlpSink:
         log = logging.getLogger("opentelemetry.exporter")
         # The exporter logs each failure (and each of its retries); we say it once per outage.
         log.addHandler(self._errors)
-        log.propagate = False
+        self._propagate, log.propagate = log.propagate, False
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._writer)
@@ -190,7 +191,9 @@ class OtlpSink:
         await self._tg.__aexit__(None, None, None)
         if self._exporter is not None:
             self._exporter.shutdown()
-        logging.getLogger("opentelemetry.exporter").removeHandler(self._errors)
+        log = logging.getLogger("opentelemetry.exporter")
+        log.removeHandler(self._errors)
+        log.propagate = self._propagate
 
     # -- taking batches --------------------------------------------------------------
 
