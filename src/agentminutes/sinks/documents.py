@@ -99,14 +99,42 @@ class SessionJsonSink:
             first = events[0]
             buf += self._header(first.session_meta or Meta(harness=""))
             self._started = True
+        add = self._agg.add
+        for ev in events:
+            add(ev)
+        listed = self._listed(events)
+        if listed is not None:
+            buf += b"," if self._count else b"["
+            buf += listed
+            self._count += len(events)
+            self._stream.write(buf)
+            return
         nl = b"\n" if self._indent else b""
         pad = b" " * (self._indent * 2)
         for ev in events:
-            self._agg.add(ev)
             buf += b"," if self._count else b"["
             buf += nl + pad + self._pretty(ev, 2)
             self._count += 1
         self._stream.write(buf)
+
+    def _listed(self, events: list[Event]) -> bytes | None:
+        """*events* as the document lists them, without the opening bracket; ``None`` to go one by one.
+
+        The batch is encoded and re-indented as one array, which costs one
+        encode and one format per batch instead of per event; shifting every
+        line by one level puts the elements where the ``events`` member nests
+        them. What the array form cannot do (no indent, or a lone surrogate
+        escape that only the per-event fallback re-indents) goes event by event.
+        """
+        if not self._indent:
+            return None
+        try:
+            data = msgspec.json.format(self._encoder.encode(events), indent=self._indent)
+        except msgspec.DecodeError:
+            return None
+        pad = b" " * self._indent
+        # "[\n  {...},\n  {...}\n]" -> "\n    {...},\n    {...}" (the "]" is written at the end).
+        return data[1 : data.rindex(b"\n")].replace(b"\n", b"\n" + pad)
 
     def finish(self, skipped: dict[str, int]) -> None:
         """Close the document: totals from the events seen, *skipped* counts in the report."""

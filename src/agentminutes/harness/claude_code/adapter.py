@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import msgspec
 from msgspec import Raw
@@ -14,18 +14,22 @@ from agentminutes.harness.claude_code.content import (
     _blocks,
     _content_block,
     _fetch_info,
+    _inner_blocks,
+    _message_usage,
     _plain_text,
     _strip_reminder,
-    _usage,
+    _typed_blocks,
 )
 from agentminutes.harness.claude_code.records import (
     _EMPTY_MESSAGE,
     _Attachment,
     _Block,
     _decode_attachment,
+    _decode_fast_record,
     _decode_message,
     _decode_record,
     _decode_str,
+    _FastMessage,
     _Message,
     _Record,
 )
@@ -56,6 +60,11 @@ from agentminutes.schema import (
 from agentminutes.timestamps import valid_timestamp
 
 __all__ = ("ClaudeCodeAdapter",)
+
+#: The block types the one-pass decode reads in a user and an assistant message
+#: (the others keep their verbatim JSON, which only the step-by-step path has).
+_USER_KINDS: Final = frozenset({"text", "tool_result"})
+_ASSISTANT_KINDS: Final = frozenset({"text", "thinking", "tool_use"})
 
 
 class _Fold:
@@ -154,10 +163,15 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         try:
-            rec = _decode_record(line)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            event = self.undecodable(exc, line, lineno)
-            return [event] if self.meta_sent else self.hold(event)
+            # One pass for the common record; whatever that decoder refuses is
+            # read step by step, as the reference reads it (see records.py).
+            rec: _Record = _decode_fast_record(line)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            try:
+                rec = _decode_record(line)
+            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+                event = self.undecodable(exc, line, lineno)
+                return [event] if self.meta_sent else self.hold(event)
         kind = rec.type or ""
         if kind in SKIP_TYPES or kind in QUIET_TYPES:
             self.skip(kind, lineno)
@@ -221,6 +235,17 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     def _message(self, rec: _Record, line: bytes, lineno: int) -> tuple[_Message, Blocks]:
         """Decode a record's message and all of its content blocks, or reject the record."""
+        # The one-pass decoder gives a typed message where the field's declared type is Raw.
+        message: object = rec.message
+        if isinstance(message, _FastMessage):
+            kinds = _USER_KINDS if rec.type == "user" else _ASSISTANT_KINDS
+            blocks = _typed_blocks(message.content, kinds)
+            if blocks is not None:
+                return message, blocks
+        if not isinstance(message, Raw):
+            # A null or absent message, or a block that needs its verbatim JSON:
+            # the record read step by step, as the reference reads it.
+            rec = _decode_record(line)
         if not rec.message:
             raise self._reject(rec, line, lineno, f"{rec.type} record has no message")
         try:
@@ -280,17 +305,16 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     def _tool_result(self, rec: _Record, b: _Block, line: bytes, lineno: int) -> Event:
         blocks: list[ContentBlock] = []
-        if b.content:
-            try:
-                inner = _blocks(b.content)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                return self.unknown_or_fail(
-                    "user", line, lineno, f"malformed tool_result content: {exc}"
-                )
-            if isinstance(inner, str):
-                blocks.append(ContentBlock(kind="text", text=inner))
-            else:
-                blocks.extend(_content_block(block, raw) for block, raw in inner)
+        try:
+            inner = _inner_blocks(b)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            return self.unknown_or_fail(
+                "user", line, lineno, f"malformed tool_result content: {exc}"
+            )
+        if isinstance(inner, str):
+            blocks.append(ContentBlock(kind="text", text=inner))
+        else:
+            blocks.extend(_content_block(block, raw) for block, raw in inner)
         call_id = b.tool_use_id or ""
         enrichment = rec.tool_use_result
         return Event(
@@ -347,16 +371,13 @@ class ClaudeCodeAdapter(BaseAdapter):
         fold.last_line = lineno
         if msg.stop_reason:
             fold.stop_reason = msg.stop_reason
-        if msg.usage:
-            try:
-                usage = _usage(msg.usage)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                out.append(
-                    self.unknown_or_fail("assistant", line, lineno, f"malformed usage: {exc}")
-                )
-                return
-            if usage is not None:
-                fold.usage = usage
+        try:
+            usage = _message_usage(msg)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            out.append(self.unknown_or_fail("assistant", line, lineno, f"malformed usage: {exc}"))
+            return
+        if usage is not None:
+            fold.usage = usage
         if self.options.keep_raw:
             if fold.raw is None:
                 fold.raw = []

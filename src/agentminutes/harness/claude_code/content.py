@@ -16,9 +16,13 @@ from agentminutes.harness.claude_code.records import (
     _decode_int,
     _decode_str,
     _decode_usage,
+    _FastBlock,
+    _FastMessage,
+    _Message,
 )
 from agentminutes.harness.claude_code.vocabulary import _USAGE_KEYS
 from agentminutes.schema import (
+    NO_RAW,
     ContentBlock,
     FetchInfo,
     TokenUsage,
@@ -125,8 +129,63 @@ def _blocks(raw: Raw) -> Blocks:
     return [(_decode_block(item), item) for item in value]
 
 
+def _typed_blocks(
+    content: str | list[_FastBlock | None] | list[_Block | None] | msgspec.UnsetType | None,
+    kinds: frozenset[str],
+) -> Blocks | None:
+    """Content decoded with its record, as :func:`_blocks` gives it; ``None`` to take that path.
+
+    The one-pass decode keeps no block's verbatim JSON, so only blocks of
+    *kinds* (which need none) are read here; a tool result's own content must
+    be text too. Any other block (an image, a null element, a type the adapter
+    rejects) sends the record back to :func:`_blocks`.
+    """
+    if content is None or content is msgspec.UNSET:
+        return []
+    if isinstance(content, str):
+        return content
+    out: list[tuple[_Block | None, Raw]] = []
+    for b in content:
+        if b is None or b.type not in kinds:
+            return None
+        if b.type == "tool_result" and not _text_only(b.content):
+            return None
+        out.append((b, NO_RAW))
+    return out
+
+
+def _text_only(content: object) -> bool:
+    """Whether a one-pass decoded tool result's content needs no verbatim JSON."""
+    if not isinstance(content, list):
+        return True
+    return all(b is not None and b.type == "text" for b in content)
+
+
+def _inner_blocks(b: _Block) -> Blocks:
+    """A tool result's content blocks (its ``content``, decoded with the record or raw)."""
+    if isinstance(b, _FastBlock):
+        content = b.content
+        if content is None or content is msgspec.UNSET:
+            return []
+        if isinstance(content, str):
+            return content
+        return [(x, NO_RAW) for x in content]
+    return _blocks(b.content) if b.content else []
+
+
+def _message_usage(msg: _Message) -> TokenUsage | None:
+    """A message's usage (decoded with the record or raw); ``None`` when it has none."""
+    if isinstance(msg, _FastMessage):
+        usage = msg.usage
+        return None if usage is None or usage is msgspec.UNSET else _usage_fields(usage)
+    return _usage(msg.usage) if msg.usage else None
+
+
 def _usage(raw: Raw) -> TokenUsage | None:
-    fields = _decode_usage(raw)
+    return _usage_fields(_decode_usage(raw))
+
+
+def _usage_fields(fields: dict[str, Raw] | None) -> TokenUsage | None:
     if fields is None:
         return None
     counts = [0, 0, 0, 0]

@@ -116,3 +116,34 @@ _decode_usage = msgspec.json.Decoder(dict[str, Raw] | None).decode
 _decode_int = msgspec.json.Decoder(int | None).decode
 _decode_str = msgspec.json.Decoder(str).decode
 _decode_fetch = msgspec.json.Decoder(_Fetch).decode
+
+
+# -- the one-pass decode ------------------------------------------------------------------
+#
+# A conversation record decoded in one pass, its message and content blocks typed
+# instead of kept raw: the adapter's fast path. The types of every field the
+# adapter reads are those the step-by-step decoders above give it, so a record
+# this decoder accepts is read exactly as they read it; anything it rejects (and
+# any record whose blocks need their verbatim JSON) takes the step-by-step path.
+
+
+class _FastBlock(_Block):
+    """A content block whose own ``content`` (a tool result's) is decoded with it."""
+
+    content: str | list[_Block | None] | msgspec.UnsetType | None = msgspec.UNSET  # type: ignore[assignment]
+
+
+class _FastMessage(_Message):
+    """A message with its content blocks and its usage map decoded with it."""
+
+    content: str | list[_FastBlock | None] | msgspec.UnsetType | None = msgspec.UNSET  # type: ignore[assignment]
+    usage: dict[str, Raw] | msgspec.UnsetType | None = msgspec.UNSET  # type: ignore[assignment]
+
+
+class _FastRecord(_Record):
+    """A record with its message decoded with it (absent: ``UNSET``)."""
+
+    message: _FastMessage | msgspec.UnsetType | None = msgspec.UNSET  # type: ignore[assignment]
+
+
+_decode_fast_record = msgspec.json.Decoder(_FastRecord).decode
