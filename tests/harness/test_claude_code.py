@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from agentminutes import load
@@ -244,3 +245,31 @@ def test_options_object_is_used_by_the_adapter() -> None:
     assert adapter.feed(b'{"type":"mystery"}', 1) == []  # held: no session_meta yet
     [event] = adapter.finish()
     assert event.kind == "unknown"
+
+
+def _step_by_step(line: bytes) -> Any:
+    raise msgspec.ValidationError("the one-pass decoder turned off")
+
+
+@pytest.mark.parametrize("path", transcripts("claude-code"), ids=lambda p: str(p.relative_to(CC)))
+def test_one_pass_decoding_reads_every_record_as_the_step_by_step_decoders(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path changes nothing: the same session with it turned off, verbatim and text alike."""
+    from agentminutes.harness.claude_code import adapter
+
+    accepted = 0
+    one_pass = adapter._decode_fast_record
+
+    def counting(line: bytes) -> Any:
+        nonlocal accepted
+        rec = one_pass(line)
+        accepted += 1
+        return rec
+
+    monkeypatch.setattr(adapter, "_decode_fast_record", counting)
+    fast = [msgspec.json.encode(load(path, permissive=True, keep_raw=raw)) for raw in (False, True)]
+    monkeypatch.setattr(adapter, "_decode_fast_record", _step_by_step)
+    slow = [msgspec.json.encode(load(path, permissive=True, keep_raw=raw)) for raw in (False, True)]
+    assert fast == slow
+    assert accepted > 0  # the fast path was taken
