@@ -13,7 +13,8 @@ import signal
 import time
 from pathlib import Path
 
-from follow_helpers import MAIN, SMALL, FollowProc, append, expected, lines_of
+from agentminutes.live.state import read_progress
+from follow_helpers import MAIN, SMALL, FollowProc, append, expected, lines_of, wait_for
 
 CODEX = (
     Path(__file__).resolve().parent.parent.parent
@@ -82,6 +83,47 @@ def test_a_rename_while_stopped_is_recognised_by_inode_and_first_bytes(tmp_path:
         f2.kill()
     got = [e for f in (f1, f2) for e in _by_transcript(f).get(str(first), [])]
     assert got == expected(MAIN)
+    assert str(moved) not in _by_transcript(f2)
+
+
+def test_a_moved_transcript_rewritten_while_stopped_keeps_its_name(tmp_path: Path) -> None:
+    """Moved while followed, then copytruncated and rewritten while no follower ran: the
+    saved state says where the file went, so the next follower reads the new content
+    from its start under the transcript's first name (as it would an unmoved file)."""
+    root = tmp_path / "projects"
+    first = root / "p" / "a.jsonl"
+    first.parent.mkdir(parents=True)
+    state = tmp_path / "state.json"
+    lines = lines_of(MAIN)
+    first.write_bytes(b"".join(lines[:30]))
+    moved = root / "p" / "b.jsonl"
+    f1 = FollowProc(root, "--state", state)
+    try:
+        f1.wait_lines(1)
+        f1.wait_quiet(0.4)
+        os.rename(first, moved)
+        # the follower saw the move when its saved progress says where the file is now
+        wait_for(
+            lambda: read_progress(state).get(str(first), {}).get("path") == str(moved),
+            what="the move in the state",
+        )
+        assert f1.stop(signal.SIGTERM) == 0
+    finally:
+        f1.kill()
+    shutil.copyfile(moved, tmp_path / "b.jsonl.1")
+    os.truncate(moved, 0)
+    append(moved, lines_of(SMALL))
+    f2 = FollowProc(root, "--state", state)
+    try:
+        f2.wait_lines(1)
+        f2.wait_quiet(0.4)
+        assert f2.stop(signal.SIGINT) == 0
+    finally:
+        f2.kill()
+    got = _by_transcript(f1).get(str(first), []) + _by_transcript(f2).get(str(first), [])
+    before = tmp_path / "before.jsonl"
+    before.write_bytes(b"".join(lines[:30]))
+    assert got == expected(before) + expected(SMALL)
     assert str(moved) not in _by_transcript(f2)
 
 

@@ -172,7 +172,10 @@ class Registry:
 
         By name first; else by identity: a file followed under another name that
         was renamed while no follower ran (its device, inode and first bytes
-        agree) takes that name back.
+        agree) takes that name back. A file still where a moved transcript was
+        last seen (same path, device and inode) takes that name back whatever
+        its first bytes: it was rewritten while no follower ran, and is read
+        again from its start under its name, as an unmoved file is.
         """
         state = self.config.state
         if state is None or tr.entry is not None:
@@ -196,7 +199,7 @@ class Registry:
             found = state.entries.get(name)
             if found is None or name in self.files or name in self._ended:
                 continue
-            if _head_matches(tr.tail.path, found):
+            if found.get("path") == tr.tail.path or _head_matches(tr.tail.path, found):
                 self.rename(tr, name)
                 tr.entry = found
                 return
