@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from agentminutes.errors import DetectError, UsageError
+from agentminutes.harness._gojson import C_RECURSION_LIMITED, on_fresh_stack
 from agentminutes.harness.base import (
     SNIFF_BYTES,
     SNIFF_RECORDS,
@@ -133,6 +134,11 @@ def sniff_safely(cls: type[Adapter] | type[DocumentAdapter], head: bytes) -> Con
     try:
         return cls.sniff(head)
     except RecursionError:
+        if C_RECURSION_LIMITED:
+            try:
+                return on_fresh_stack(cls.sniff, head)
+            except RecursionError:
+                pass
         return Confidence.NO_MATCH
 
 

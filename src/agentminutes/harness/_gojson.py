@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Mapping
-from typing import Final
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
 
 import msgspec
 from msgspec import Raw
 
 __all__ = (
+    "C_RECURSION_LIMITED",
     "GO_MAX_DEPTH",
     "GO_SPACE",
     "FieldError",
@@ -41,6 +44,7 @@ __all__ = (
     "json_kind",
     "normalize_line",
     "number_kind",
+    "on_fresh_stack",
     "type_error",
 )
 
@@ -52,6 +56,46 @@ GO_SPACE: Final = (
 
 #: The deepest nesting Go's decoder accepts (``encoding/json``'s scanner limit).
 GO_MAX_DEPTH: Final = 10_000
+
+#: Whether a decoder's nesting counts against a C recursion limit that
+#: ``sys.setrecursionlimit`` does not raise (Python 3.12 and later): about 10,000
+#: levels less what the thread's stack already holds, so a value the reference reads
+#: can fail deep inside the command line's stack and be read on a fresh thread.
+C_RECURSION_LIMITED: Final = sys.version_info >= (3, 12)
+
+_FRESH_STACK_THREAD: Final = "agentminutes-fresh-stack"
+
+T = TypeVar("T")
+
+
+def on_fresh_stack(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on a new thread, whose stack holds nothing yet; its result or error.
+
+    Called again from that thread, it raises :class:`RecursionError` instead:
+    a value too deep for a fresh stack is too deep to read.
+    """
+    if threading.current_thread().name == _FRESH_STACK_THREAD:
+        raise RecursionError("nested too deep for a fresh stack")
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(fn(*args))
+        except BaseException as exc:  # handed to the caller's thread
+            error.append(exc)
+
+    previous = threading.stack_size(256 << 20)  # room for the C frames of 10,000 levels
+    try:
+        thread = threading.Thread(target=run, name=_FRESH_STACK_THREAD, daemon=True)
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+    if error:
+        raise error[0]
+    return result[0]
+
 
 _decode_object = msgspec.json.Decoder(dict[str, Raw] | None).decode
 

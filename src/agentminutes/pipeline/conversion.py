@@ -22,6 +22,7 @@ from msgspec import Raw
 from agentminutes.errors import ParseError, SourceError, UsageError
 from agentminutes.harness import Adapter, ParseOptions, adapter_class, detect, is_document_adapter
 from agentminutes.harness._gojson import (
+    C_RECURSION_LIMITED,
     GO_MAX_DEPTH,
     GO_SPACE,
     SURROGATE_ESCAPE,
@@ -29,6 +30,7 @@ from agentminutes.harness._gojson import (
     go_escape_spans,
     go_utf8,
     go_utf8_spans,
+    on_fresh_stack,
 )
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
@@ -75,7 +77,13 @@ def clean_line(raw: bytes, lineno: int) -> bytes | None:
 
 
 def _depth_error(adapter: Adapter, lineno: int) -> ParseError:
-    if sys.getrecursionlimit() > GO_MAX_DEPTH:
+    if C_RECURSION_LIMITED:
+        # A fresh stack reads all but the last level or so of the reference's 10,000.
+        reason = (
+            "a value nested deeper than this Python decodes (its C recursion limit: about "
+            f"{GO_MAX_DEPTH} levels, where the reference reads {GO_MAX_DEPTH})"
+        )
+    elif sys.getrecursionlimit() > GO_MAX_DEPTH:
         reason = (
             f"a value nested deeper than {GO_MAX_DEPTH} levels (deeper than the reference reads)"
         )
@@ -217,6 +225,13 @@ def feed_record(
         events = adapter.feed(rewrite.fed, lineno)
         return events if rewrites is not None else held.restore(events)
     except RecursionError:
+        if C_RECURSION_LIMITED:
+            # The line's first decode is where its nesting is met, before the
+            # adapter takes anything from it: feeding it again is feeding it once.
+            try:
+                return on_fresh_stack(feed_record, adapter, line, lineno, rewrites)
+            except RecursionError:
+                pass
         raise _depth_error(adapter, lineno) from None
 
 
