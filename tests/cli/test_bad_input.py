@@ -350,3 +350,20 @@ def test_an_export_with_invalid_bytes_is_valid_json(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     sessions = [strict_json(line) for line in proc.stdout.splitlines()]
     assert "\ufffd(\ufffd" in json.dumps(sessions, ensure_ascii=False)
+
+
+def test_a_session_header_field_of_the_wrong_type_is_one_parse_error(tmp_path: Path) -> None:
+    """Found by the fuzzer: ``startTime`` as a number was an internal error (a ValidationError)."""
+    source = FIXTURES / "gemini-cli" / "constructed" / "session-2025-11-03T14-10-5e55a7e0.json"
+    doc = json.loads(source.read_bytes())
+    doc["startTime"] = 1735689600000
+    broken = tmp_path / "session-number-time.json"
+    broken.write_bytes(json.dumps(doc, indent=2).encode())
+    for verb in (("convert",), ("convert", "--format", "jsonl"), ("stats",)):
+        one_error_line(
+            run_cli(*verb, broken), str(broken), "gemini-cli", "malformed session header"
+        )
+    kept = run_cli("convert", "--permissive", broken)
+    assert kept.returncode == 0, kept.stderr
+    [event] = json.loads(kept.stdout)["events"]
+    assert event["kind"] == "unknown"

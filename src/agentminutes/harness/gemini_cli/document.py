@@ -73,8 +73,11 @@ class DocumentMixin(MessagesMixin):
     def _legacy_session(
         self, top: dict[str, Raw], doc: _Document, first: _Src, out: list[Event]
     ) -> None:
-        rec = _decode_record(msgspec.json.encode({k: v for k, v in top.items() if k != "messages"}))
         header = {k: v for k, v in top.items() if k != "messages"}
+        try:
+            rec = _decode_record(msgspec.json.encode(header))
+        except _DECODE_ERRORS as exc:  # a header field of the wrong type (a number for a time)
+            raise self._reject("", first, f"malformed session header: {exc}") from None
         self._header(rec, first, out, details=Raw(msgspec.json.encode(header)))
         messages = top.get("messages")
         items = (_decode_list(messages) if messages else None) or []
