@@ -367,3 +367,15 @@ def test_a_session_header_field_of_the_wrong_type_is_one_parse_error(tmp_path: P
     assert kept.returncode == 0, kept.stderr
     [event] = json.loads(kept.stdout)["events"]
     assert event["kind"] == "unknown"
+
+
+def test_a_first_line_of_only_a_byte_order_mark_is_accounted_for(tmp_path: Path) -> None:
+    """Found by the fuzzer: a BOM alone on line 1 was neither an event nor a counted skip."""
+    source = FIXTURES / "codex" / "agent-sessions" / "codex_small_0.146.0.jsonl"
+    path = tmp_path / "bom-line.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf\n" + source.read_bytes())
+    proc = run_cli("convert", "--format", "jsonl", path)
+    assert proc.returncode == 0, proc.stderr
+    assert b"(white-space line) 1" in proc.stderr
+    plain = run_cli("convert", "--format", "jsonl", source).stdout.splitlines()
+    assert len(proc.stdout.splitlines()) == len(plain)

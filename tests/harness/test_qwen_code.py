@@ -338,3 +338,26 @@ def test_sessions_lists_every_chat_in_a_home_built_from_fixtures(tmp_path: Path)
     assert {r["meta"]["harness"] for r in refs} == {"qwen-code"}
     ids = {r["meta"]["session_id"] for r in refs}
     assert ids == {p.stem for _, p in chats[:4]}
+
+
+def test_a_null_token_counter_counts_nothing(tmp_path: Path) -> None:
+    """Found by the fuzzer: ``cachedContentTokenCount: null`` failed the whole conversion."""
+    from conftest import run_cli
+
+    source = QWEN / "todo-list" / "734553eb-442f-4bd2-8002-4cd9ecd958e3.jsonl"
+    records = [json.loads(x) for x in source.read_bytes().splitlines() if x.strip()]
+    at = next(i for i, r in enumerate(records) if r.get("usageMetadata"))
+    usage = records[at]["usageMetadata"]
+    usage["cachedContentTokenCount"] = None
+    path = tmp_path / source.name
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    proc = run_cli("convert", path)
+    assert proc.returncode == 0, proc.stderr
+    [message] = [
+        e
+        for e in json.loads(proc.stdout)["events"]
+        if e["kind"] == "assistant_message" and e["provenance"]["line"] == at + 1
+    ]
+    counted = message["assistant_message"]["usage"]
+    assert counted["input_tokens"] == usage["promptTokenCount"]  # nothing cached to take off
+    assert "cache_read_input_tokens" not in counted

@@ -14,6 +14,7 @@ from agentminutes.pipeline.conversion import Rewrite, clean_line
     [
         (b"  {}\r", b"{}"),
         (b"\xef\xbb\xbf {}", b"{}"),
+        (b"\xef\xbb\xbf\r", None),  # a byte-order mark alone: counted like white space
         ("\u00a0{}\u2028".encode(), b"{}"),
         ("\u3000\u00a0".encode(), None),
         (b"", b""),

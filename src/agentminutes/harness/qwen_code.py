@@ -502,8 +502,14 @@ class QwenCodeAdapter(BaseAdapter):
         if not rec.usage_metadata:
             return None
         try:
-            usage = _decode_usage(rec.usage_metadata)
             fields = _decode_fields(rec.usage_metadata)
+            if fields and b"null" in bytes(rec.usage_metadata):
+                # A null counter counts nothing (Go leaves the field at zero).
+                usage = _decode_usage(
+                    msgspec.json.encode({k: v for k, v in fields.items() if bytes(v) != b"null"})
+                )
+            else:
+                usage = _decode_usage(rec.usage_metadata)
         except _DECODE_ERRORS as exc:
             raise self._reject(
                 "assistant", line, lineno, f"malformed usageMetadata: {exc}"

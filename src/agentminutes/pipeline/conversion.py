@@ -63,6 +63,8 @@ def clean_line(raw: bytes, lineno: int) -> bytes | None:
     line = raw.strip()
     if lineno == 1 and line.startswith(_BOM):
         line = line[3:].strip()
+        if not line:
+            return None  # a byte-order mark alone: not blank, so counted with white space
     if not line or (line[0] < 0x80 and line[-1] < 0x80):
         return line  # no white space to trim beyond ASCII's
     text = go_utf8(line)
