@@ -13,7 +13,11 @@ goldens and sidecars excluded):
   counts compared with assistant messages + tool calls + 1 + subagents; token
   sums over the ``chat`` spans compared with the normalized usage totals
   (``total_prompt_tokens`` by the harness's rule, output, cache reads and writes)
-  where the session records usage and the harness has a prompt rule.
+  where the session records usage and the harness has a prompt rule. Copilot
+  CLI records usage beside its messages: its normalized requests
+  (:func:`agentminutes.schema.usage.requests`) are the totals, the chat spans
+  must carry the per-request ones (``assistant.usage``) and all spans together
+  every one (``session.shutdown`` sums sit on the root span).
 * **ATIF**: the trajectory validated by the ``atif`` 1.8.0 models in strict mode,
   and what the lens loses, summed by reason.
 
@@ -85,6 +89,7 @@ def main() -> int:
     from agentminutes.export.otel import encode_otlp_json, project
     from agentminutes.harness import ADAPTERS, DOCUMENT_ADAPTERS
     from agentminutes.schema.summary import PROMPT_RULES, with_prompt_total
+    from agentminutes.schema.usage import requests
 
     failed = 0
     grand: Counter[str] = Counter()
@@ -121,7 +126,48 @@ def main() -> int:
                 else:
                     problems.append(f"{name}: {len(decoded)} spans, expected {want}")
                 total = session.totals
-                if total is not None and session.meta.harness in PROMPT_RULES:
+                if session.meta.harness == "copilot":
+                    # Usage beside the messages: the normalized requests; per-request usage
+                    # on the chat spans, shutdown sums on the root span.
+                    reqs = [r for r in requests(events, "copilot") if r.otel is not None]
+                    if reqs:
+                        keys = (
+                            "input_tokens",
+                            "output_tokens",
+                            "cache_read.input_tokens",
+                            "cache_creation.input_tokens",
+                        )
+                        per_request = [r.otel for r in reqs if r.origin == "assistant.usage"]
+                        chats = [s for s in decoded if s.name.startswith("chat")]
+                        got_chat = tuple(
+                            sum(_int_attr(s, f"gen_ai.usage.{k}") for s in chats) for k in keys
+                        )
+                        got_all = tuple(
+                            sum(_int_attr(s, f"gen_ai.usage.{k}") for s in decoded) for k in keys
+                        )
+
+                        def _sum(rows: list[Any]) -> tuple[int, ...]:
+                            return (
+                                sum(o.input_tokens for o in rows),
+                                sum(o.output_tokens for o in rows),
+                                sum(o.cache_read_input_tokens for o in rows),
+                                sum(o.cache_creation_input_tokens for o in rows),
+                            )
+
+                        c["token_sessions"] += 1
+                        c["input_tokens"] += got_all[0]
+                        if got_chat == _sum(per_request) and got_all == _sum(
+                            [r.otel for r in reqs]
+                        ):
+                            c["tokens_equal"] += 1
+                            c["copilot_root_usage"] += len(reqs) - len(per_request)
+                        else:
+                            problems.append(
+                                f"{name}: chat tokens {got_chat} (per-request usage "
+                                f"{_sum(per_request)}), all spans {got_all} "
+                                f"(usage totals {_sum([r.otel for r in reqs])})"
+                            )
+                elif total is not None and session.meta.harness in PROMPT_RULES:
                     chats = [s for s in decoded if s.name.startswith("chat")]
                     got = tuple(
                         sum(_int_attr(s, f"gen_ai.usage.{k}") for s in chats)
@@ -161,7 +207,13 @@ def main() -> int:
             f"{c['decoded']}/{c['sessions']}, {c['spans']} spans, span counts equal "
             f"{c['span_count_equal']}/{c['sessions']}, chat token sums equal usage totals "
             f"{c['tokens_equal']}/{c['token_sessions']} (sessions with usage and a prompt rule; "
-            f"{c['input_tokens']} input tokens); ATIF valid {c['atif_valid']}/{c['sessions']}, "
+            f"{c['input_tokens']} input tokens"
+            + (
+                f"; {c['copilot_root_usage']} shutdown requests on the root span"
+                if cls.name == "copilot"
+                else ""
+            )
+            + f"); ATIF valid {c['atif_valid']}/{c['sessions']}, "
             f"{c['atif_steps']} steps"
         )
         print(

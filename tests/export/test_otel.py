@@ -24,7 +24,10 @@ from agentminutes.export.otel import Span, SpanProjector, encode_otlp_json, proj
 from agentminutes.harness import ADAPTERS, DOCUMENT_ADAPTERS
 from agentminutes.schema import Session
 from agentminutes.schema.summary import PROMPT_RULES, with_prompt_total
+from agentminutes.schema.usage import requests
 from conftest import FIXTURES, fixture_id, transcripts
+from copilot_requests import SOURCE as COPILOT_SOURCE
+from copilot_requests import usage_parts, write_with_usage_records
 
 ALL = [p for cls in (*ADAPTERS, *DOCUMENT_ADAPTERS) for p in transcripts(cls.name)]
 
@@ -65,6 +68,30 @@ def _attrs(span: PbSpan) -> dict[str, Any]:
             value = [v.string_value for v in value.values]
         out[kv.key] = value
     return out
+
+
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read.input_tokens",
+    "cache_creation.input_tokens",
+)
+
+
+def _usage_sums(attrs: list[dict[str, Any]]) -> tuple[int, ...]:
+    return tuple(sum(a.get(f"gen_ai.usage.{k}", 0) for a in attrs) for k in _USAGE_KEYS)
+
+
+def _otel_sums(rows: list[Any]) -> tuple[int, ...]:
+    return tuple(
+        sum(getattr(o, k.replace(".", "_")) for o in rows)
+        for k in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read.input_tokens",
+            "cache_creation.input_tokens",
+        )
+    )
 
 
 def _subagents(session: Session) -> set[str]:
@@ -124,6 +151,16 @@ def _check(session: Session, content: bool) -> list[PbSpan]:
             sum(a.get("gen_ai.usage.cache_creation.input_tokens", 0) for a in chats)
             == total.cache_creation_input_tokens
         )
+    elif session.meta.harness == "copilot":
+        # Usage beside the messages: per-request records on the chat spans, shutdown sums
+        # on the root span, every normalized request on exactly one span.
+        reqs = requests(events, "copilot")
+        per_request = [r.otel for r in reqs if r.origin == "assistant.usage" and r.otel]
+        spans_attrs = [_attrs(s) for s in decoded]
+        assert _usage_sums(chats) == _otel_sums(per_request)
+        assert _usage_sums(spans_attrs) == _otel_sums([r.otel for r in reqs if r.otel])
+        if reqs and not per_request:
+            assert _usage_sums([root_attrs]) == _otel_sums([r.otel for r in reqs if r.otel])
     elif total is None:
         assert not any("gen_ai.usage.input_tokens" in a for a in chats)
 
@@ -249,6 +286,73 @@ def test_a_projector_carries_on_from_its_snapshot(path: Path) -> None:
             assert carried.report() == loss
             # Agent spans a stop already wrote are not written again.
             assert carried.finish() == []
+
+
+def _gross(part: dict[str, Any]) -> tuple[int, ...]:
+    # inputTokens counts the cache reads and writes already: the normalized input is it.
+    return (
+        part["inputTokens"],
+        part["outputTokens"],
+        part["cacheReadTokens"],
+        part["cacheWriteTokens"],
+    )
+
+
+def test_copilot_chat_spans_carry_their_assistant_usage_records(tmp_path: Path) -> None:
+    path = write_with_usage_records(tmp_path / "events.jsonl")
+    session = load(path)
+    decoded = _check(session, content=False)
+    chats = [_attrs(s) for s in decoded if s.name.startswith("chat")]
+    # In message order: each request's usage on its own message's chat span.
+    ordered = sorted(
+        (s for s in decoded if s.name.startswith("chat")), key=lambda s: s.end_time_unix_nano
+    )
+    assert [_usage_sums([_attrs(s)]) for s in ordered] == [_gross(p) for p in usage_parts()]
+    assert all(a["gen_ai.response.model"] == "gpt-4.1" for a in chats)
+    # The shutdown closes the process whose requests were counted one by one: nothing on
+    # the root, and the chat spans add up to the shutdown's own sum.
+    root = next(s for s in decoded if not s.parent_span_id)
+    assert "gen_ai.usage.input_tokens" not in _attrs(root)
+    shutdown = json.loads(COPILOT_SOURCE.read_text(encoding="utf-8").splitlines()[-1])
+    metrics = shutdown["data"]["modelMetrics"]["gpt-4.1"]["usage"]
+    assert _usage_sums(chats) == _gross(metrics)
+    # The usage records became span attributes, not losses.
+    _, loss = project(session)
+    assert "system/assistant.usage" not in (loss.dropped_events or {})
+
+
+def test_copilot_shutdown_metrics_go_on_the_root_span() -> None:
+    session = load(COPILOT_SOURCE)
+    decoded = _check(session, content=False)
+    assert not any(
+        "gen_ai.usage.input_tokens" in _attrs(s) for s in decoded if s.name.startswith("chat")
+    )
+    root = next(s for s in decoded if not s.parent_span_id)
+    shutdown = json.loads(COPILOT_SOURCE.read_text(encoding="utf-8").splitlines()[-1])
+    metrics = shutdown["data"]["modelMetrics"]["gpt-4.1"]["usage"]
+    assert _usage_sums([_attrs(root)]) == _gross(metrics)
+
+
+def test_copilot_chat_span_waits_for_its_usage_and_the_wait_survives_a_snapshot(
+    tmp_path: Path,
+) -> None:
+    path = write_with_usage_records(tmp_path / "events.jsonl")
+    session = load(path)
+    whole, loss = project(session)
+    events = session.events
+    for cut in range(len(events) + 1):
+        first = SpanProjector("copilot")
+        spans = [s for ev in events[:cut] for s in first.project(ev)]
+        if any(ev.assistant_message for ev in events[:cut]) and not any(
+            ev.system and ev.system.subtype == "assistant.usage" for ev in events[:cut]
+        ):
+            # The message passed, its usage not yet: its chat span is held, not sent bare.
+            assert not any(s.name.startswith("chat") for s in spans)
+        carried = SpanProjector.restore(json.loads(json.dumps(first.snapshot())))
+        spans += [s for ev in events[cut:] for s in carried.project(ev)]
+        spans += carried.finish()
+        assert sorted(spans, key=lambda s: s.span_id) == sorted(whole, key=lambda s: s.span_id)
+        assert carried.report() == loss
 
 
 def test_a_snapshot_of_another_layout_is_refused() -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from agentminutes import load
 from conftest import FIXTURES
+from copilot_requests import usage_parts, write_with_usage_records
 from follow_helpers import FollowProc, append, lines_of, wait_for
 from otlp_receiver import Received, Receiver, file_spans
 
@@ -107,6 +108,26 @@ def _check_shape(spans: list[Received], path: Path) -> None:
 def test_spans_go_out_live_as_the_transcript_grows(
     path: Path, tmp_path: Path, receiver: Receiver
 ) -> None:
+    _grows_live(path, tmp_path, receiver)
+
+
+def test_copilot_usage_records_reach_their_chat_spans_live(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    """The live projection holds a Copilot chat span for the usage record after it, as the
+    file projection does: the collector gets the same spans, usage on the chat spans."""
+    (tmp_path / "src").mkdir()
+    path = write_with_usage_records(tmp_path / "src" / "events.jsonl")
+    got = _grows_live(path, tmp_path, receiver)
+    chats = [s for s in got if s.attributes.get("gen_ai.operation.name") == "chat"]
+    parts = usage_parts()
+    assert sum(int(s.attributes["gen_ai.usage.input_tokens"]) for s in chats) == sum(
+        p["inputTokens"] for p in parts
+    )
+    assert all("gen_ai.usage.output_tokens" in s.attributes for s in chats)
+
+
+def _grows_live(path: Path, tmp_path: Path, receiver: Receiver) -> list[Received]:
     want = file_spans(path, "--permissive")
     lines = lines_of(path)
     result_line, call_id = _first_result(path)
@@ -132,6 +153,7 @@ def test_spans_go_out_live_as_the_transcript_grows(
     assert _keys(got) == _keys(want)
     assert receiver.paths == {"/v1/traces"}
     _check_shape(got, path)
+    return got
 
 
 def _split_after_open_call(path: Path) -> int:

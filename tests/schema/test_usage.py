@@ -450,3 +450,31 @@ def test_copilot_assistant_usage_records_are_the_requests_and_the_shutdown_is_no
     resumed = RequestFolder("copilot", "copilot_stage0_small")
     resumed.resume(reqs[-1].model, reqs[-1].key)
     assert [r for e in events[cut:] for r in resumed.add(e)] == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        FIXTURES
+        / "codex/exact2026/rollout-2026-05-07T15-38-21-019e0317-0939-7262-9c00-59e4b98f1c8b-first329.jsonl",
+        _COPILOT / "copilot_small_0.0.420.jsonl",
+    ],
+    ids=["codex", "copilot"],
+)
+def test_a_folder_carries_on_from_its_snapshot(path: Path) -> None:
+    """What the live OTel projection saves with --state: through JSON and back, the folder
+    counts the rest of the transcript as if it had never stopped, at every cut."""
+    events = list(agentminutes.iter_events(path))
+    harness = events[0].session_meta.harness if events[0].session_meta else ""
+    whole = requests(events, harness)
+    assert whole
+    for cut in range(1, len(events)):
+        first = RequestFolder(harness)
+        got = [r for ev in events[:cut] for r in first.add(ev)]
+        if first._waiting:  # Codex rows still waiting for a model are not kept: not a cut
+            continue
+        carried = RequestFolder(harness)
+        carried.restore(json.loads(json.dumps(first.snapshot())))
+        got += [r for ev in events[cut:] for r in carried.add(ev)]
+        got += carried.finish()
+        assert got == whole, cut

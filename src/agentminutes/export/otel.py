@@ -30,6 +30,20 @@ harnesses disagree on whether ``input_tokens`` holds the cache; the normalized
 view of :mod:`agentminutes.schema.usage` (one rule per harness) gives the
 ``gen_ai.usage.*`` counts (:func:`gen_ai_usage`).
 
+Copilot CLI records no usage on its messages: its requests are read as
+:class:`~agentminutes.schema.usage.RequestFolder` reads them. Each
+``assistant.usage`` record (one API request, written after its message) goes on
+the chat span of the agent's latest message, so a Copilot chat span is held
+until its usage arrives or its turn ends (``assistant.turn_end``, the next
+message or turn, a user message, a shutdown, the end); a usage record with no
+chat span waiting goes on the agent's next one. ``session.shutdown`` metrics
+sum a whole process's requests per model and cannot be split among its chat
+spans: they go on the root ``invoke_agent`` span (the conventions allow usage
+there), as does a usage record no chat span came to carry. Every token is on
+exactly one span: summing ``gen_ai.usage.*`` over a trace's spans gives the
+session's normalized usage, and over its chat spans too wherever the
+transcript recorded usage per request.
+
 :class:`SpanProjector` is streaming: spans come out as soon as they end (a chat
 span with its message, a tool span with its result); the agent spans and tool
 calls still without a result come out at :meth:`SpanProjector.finish`. The
@@ -49,7 +63,7 @@ import msgspec
 from agentminutes import timestamps
 from agentminutes._version import __version__
 from agentminutes.schema import ContentBlock, Event, EventKind, Origin, Session, TokenUsage
-from agentminutes.schema.usage import otel_usage
+from agentminutes.schema.usage import OtelUsage, Request, RequestFolder, otel_usage
 
 __all__ = (
     "SNAPSHOT_VERSION",
@@ -85,8 +99,15 @@ _PROVIDERS: Final = {
 }
 
 _SCOPE_NAME: Final = "agentminutes"
-#: The version of :meth:`SpanProjector.snapshot`'s layout.
-SNAPSHOT_VERSION: Final = 1
+#: The version of :meth:`SpanProjector.snapshot`'s layout (2: Copilot's held chat
+#: spans and usage; a version-1 snapshot is still read).
+SNAPSHOT_VERSION: Final = 2
+#: Harnesses whose usage is read beside the messages (:class:`RequestFolder`), not on them.
+_USAGE_BESIDE: Final = frozenset({"copilot"})
+#: Copilot system records after which no usage record of a held chat span is to come.
+_USAGE_BOUNDARIES: Final = frozenset(
+    {"assistant.turn_end", "assistant.turn_start", "session.shutdown"}
+)
 
 
 class Span(msgspec.Struct, kw_only=True):
@@ -154,6 +175,10 @@ def gen_ai_usage(usage: TokenUsage, harness: str) -> dict[str, int]:
             "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
             "gen_ai.usage.output_tokens": usage.output_tokens,
         }
+    return _usage_attrs(norm)
+
+
+def _usage_attrs(norm: OtelUsage) -> dict[str, int]:
     attrs = {
         "gen_ai.usage.input_tokens": norm.input_tokens,
         "gen_ai.usage.cache_read.input_tokens": norm.cache_read_input_tokens,
@@ -224,6 +249,12 @@ class SpanProjector:
         self._fields: dict[str, int] = {}
         #: Agent spans already written by an earlier :meth:`finish` (a live follow's stop).
         self._sent_agents: set[str] = set()
+        #: Copilot: the requests read beside the messages; per agent span, the chat span
+        #: waiting for its usage record and usage waiting for a chat span; usage of the root.
+        self._folder: RequestFolder | None = None
+        self._held: dict[str, Span] = {}
+        self._carry: dict[str, OtelUsage] = {}
+        self._root_usage: OtelUsage | None = None
 
     # -- loss bookkeeping -------------------------------------------------
     def _event_lost(self, reason: str) -> None:
@@ -285,11 +316,85 @@ class SpanProjector:
                 if meta.harness and not self.harness:
                     self.harness = meta.harness
             self._time(ev, self._ensure_root())
+            if self._folder is None and self.harness in _USAGE_BESIDE:
+                self._folder = RequestFolder(self.harness, self.session_id)
+            if self._folder is not None:
+                self._folder.add(ev)
             return []
+        if self._folder is None and self.harness in _USAGE_BESIDE:
+            self._folder = RequestFolder(self.harness, self.session_id)
         agent = self._agent(ev.agent_id)
         ns = self._time(ev, agent)
+        if self._folder is not None:
+            return self._beside(ev, agent, ns, self._folder.add(ev))
         if ev.assistant_message is not None:
             return [self._chat(ev, agent, ns)]
+        return self._other(ev, agent, ns)
+
+    def _beside(self, ev: Event, agent: _Agent, ns: int, reqs: list[Request]) -> list[Span]:
+        """Copilot: the event's spans, with chat spans held for the usage records after them."""
+        out: list[Span] = []
+        if ev.assistant_message is not None:
+            self._release(agent.span_id, out)
+            span = self._chat(ev, agent, ns)
+            carried = self._carry.pop(agent.span_id, None)
+            if carried is not None:
+                span.attributes.update(_usage_attrs(carried))
+                out.append(span)
+            else:
+                self._held[agent.span_id] = span
+            return out
+        if reqs:
+            for req in reqs:
+                self._usage(req, out)
+            return out
+        if ev.user_message is not None:
+            self._release(agent.span_id, out)
+        elif ev.system is not None and ev.system.subtype in _USAGE_BOUNDARIES:
+            for key in (
+                list(self._held) if ev.system.subtype == "session.shutdown" else (agent.span_id,)
+            ):
+                self._release(key, out)
+        out.extend(self._other(ev, agent, ns))
+        return out
+
+    def _release(self, agent_span: str, out: list[Span]) -> None:
+        held = self._held.pop(agent_span, None)
+        if held is not None:
+            out.append(held)
+
+    def _usage(self, req: Request, out: list[Span]) -> None:
+        norm = req.otel
+        if norm is None:
+            return
+        if req.origin != "assistant.usage":
+            # A shutdown's per-model sums: the whole process's, on the root span. No usage
+            # record of a held chat span is to come after it.
+            for key in list(self._held):
+                self._release(key, out)
+            self._add_root_usage(norm)
+            return
+        agent = self._agent(req.agent_id).span_id
+        held = self._held.pop(agent, None)
+        if held is not None:
+            held.attributes.update(_usage_attrs(norm))
+            if req.model and "gen_ai.response.model" not in held.attributes:
+                held.attributes["gen_ai.response.model"] = req.model
+            out.append(held)
+            return
+        carry = self._carry.get(agent)
+        if carry is None:
+            self._carry[agent] = OtelUsage.zero()
+            carry = self._carry[agent]
+        carry.add(norm)
+
+    def _add_root_usage(self, norm: OtelUsage) -> None:
+        if self._root_usage is None:
+            self._root_usage = OtelUsage.zero()
+        self._root_usage.add(norm)
+
+    def _other(self, ev: Event, agent: _Agent, ns: int) -> list[Span]:
+        """The spans of an event that is no assistant message."""
         if ev.tool_call is not None:
             return self._tool_call(ev, agent, ns)
         if ev.tool_result is not None:
@@ -461,6 +566,15 @@ class SpanProjector:
         """The spans still open: tool calls without a result (ending where they
         started), then the subagents' and the session's ``invoke_agent`` spans."""
         out: list[Span] = []
+        for key in list(self._held):
+            self._release(key, out)
+        if self._folder is not None:
+            for req in self._folder.finish():
+                self._usage(req, out)
+        for carried in self._carry.values():
+            self._field_lost("usage_without_chat_span")
+            self._add_root_usage(carried)
+        self._carry.clear()
         for span in self._open_tools.values():
             self._field_lost("tool_call_without_result")
             self._counts["tool"] += 1
@@ -482,6 +596,8 @@ class SpanProjector:
             provider = _PROVIDERS.get(harness)
             if provider:
                 attrs["gen_ai.provider.name"] = provider
+            if agent is root and self._root_usage is not None:
+                attrs.update(_usage_attrs(self._root_usage))
             out.append(
                 Span(
                     trace_id=self._trace_id,
@@ -534,6 +650,12 @@ class SpanProjector:
             "events": dict(self._events),
             "fields": dict(self._fields),
             "sent_agents": sorted(self._sent_agents),
+            "folder": self._folder.snapshot() if self._folder is not None else None,
+            "held": {k: msgspec.to_builtins(v) for k, v in self._held.items()},
+            "carry": {k: msgspec.to_builtins(v) for k, v in self._carry.items()},
+            "root_usage": (
+                msgspec.to_builtins(self._root_usage) if self._root_usage is not None else None
+            ),
         }
 
     @classmethod
@@ -543,7 +665,7 @@ class SpanProjector:
         Raises:
             ValueError: *snap* is not a snapshot this version wrote.
         """
-        if not isinstance(snap, Mapping) or snap.get("v") != SNAPSHOT_VERSION:
+        if not isinstance(snap, Mapping) or snap.get("v") not in (1, SNAPSHOT_VERSION):
             raise ValueError("not a span projector snapshot of this version")
         try:
             self = cls(str(snap["harness"]), session_id=str(snap["session_id"]), content=content)
@@ -568,6 +690,17 @@ class SpanProjector:
             self._events = {str(k): int(v) for k, v in snap["events"].items()}
             self._fields = {str(k): int(v) for k, v in snap["fields"].items()}
             self._sent_agents = {str(x) for x in snap["sent_agents"]}
+            folder = snap.get("folder")
+            if folder is not None:
+                self._folder = RequestFolder(self.harness, self.session_id)
+                self._folder.restore(folder)
+            self._held = {str(k): msgspec.convert(v, Span) for k, v in snap.get("held", {}).items()}
+            self._carry = {
+                str(k): msgspec.convert(v, OtelUsage) for k, v in snap.get("carry", {}).items()
+            }
+            root_usage = snap.get("root_usage")
+            if root_usage is not None:
+                self._root_usage = msgspec.convert(root_usage, OtelUsage)
         except (KeyError, TypeError, IndexError, msgspec.ValidationError) as exc:
             raise ValueError(f"a damaged span projector snapshot ({exc})") from None
         return self

@@ -513,6 +513,57 @@ class RequestFolder:
                 self._total = total
                 self._rows_mode = True
 
+    def snapshot(self) -> dict[str, object]:
+        """The folder's counting state as a JSON value :meth:`restore` takes back.
+
+        What a live projection saved with ``--state`` needs to carry on: the model,
+        Copilot's shutdown counters and per-request flag, Codex's cumulative total.
+        Codex rows still waiting for a model are not kept (they are released at
+        the next ``turn_context`` of the transcript read again).
+        """
+        return {
+            "session_id": self.session_id,
+            "fork_of": self.fork_of,
+            "model": self._model,
+            "total": list(self._total) if self._total is not None else None,
+            "rows_mode": self._rows_mode,
+            "copilot": {k: list(v) for k, v in self._snapshot.items()},
+            "per_request": self._per_request,
+        }
+
+    def restore(self, snap: Mapping[str, object]) -> None:
+        """Carry on from *snap* (:meth:`snapshot`).
+
+        Raises:
+            ValueError: *snap* is not a folder snapshot.
+        """
+        try:
+            self.session_id = str(snap["session_id"])
+            self.fork_of = str(snap["fork_of"])
+            self._model = str(snap["model"])
+            total = snap["total"]
+            self._total = (
+                tuple(int(x) for x in total)  # type: ignore[assignment,attr-defined]
+                if total is not None
+                else None
+            )
+            self._rows_mode = bool(snap["rows_mode"])
+            copilot = snap["copilot"]
+            assert isinstance(copilot, Mapping)
+            self._snapshot = {
+                str(k): (
+                    int(v[0]),
+                    int(v[1]),
+                    int(v[2]),
+                    int(v[3]),
+                    None if v[4] is None else int(v[4]),
+                )
+                for k, v in copilot.items()
+            }
+            self._per_request = bool(snap["per_request"])
+        except (KeyError, TypeError, ValueError, IndexError, AssertionError) as exc:
+            raise ValueError(f"a damaged request folder snapshot ({exc})") from None
+
     def finish(self) -> list[Request]:
         """The requests still held (Codex rows that never learned their model)."""
         return self._release()
