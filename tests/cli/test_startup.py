@@ -63,6 +63,15 @@ def test_fast_path_imports_no_heavy_module(args: list[str]) -> None:
     assert out  # the command did its work
     loaded = {m for m in modules if m.split(".")[0] in HEAVY}
     assert not loaded, loaded
+    # the secret detectors compile their expressions on import: only a redaction loads them
+    assert "agentminutes.stages.detectors" not in modules
+
+
+def test_the_detectors_are_loaded_when_a_convert_redacts() -> None:
+    code, modules, out = imported_by("convert", "--format", "jsonl", "--redact", str(CC))
+    assert code == 0
+    assert out
+    assert "agentminutes.stages.detectors" in modules
 
 
 def test_only_the_detected_adapter_family_is_loaded() -> None:

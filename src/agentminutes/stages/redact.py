@@ -31,23 +31,20 @@ import re
 import secrets
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from agentminutes.errors import UsageError
 from agentminutes.pipeline.batch import Batch
 from agentminutes.schema import Event, Raw
-from agentminutes.stages.detectors import (
-    DETECTORS,
-    Detector,
-    DetectorSet,
-    Finding,
-    load_config,
-    secret_name,
-    user_detector,
-)
-from agentminutes.stages.detectors import _assignment as _assigned_secret
+
+if TYPE_CHECKING:
+    from agentminutes.stages.detectors import Detector, DetectorSet, Finding
+
+# The detectors (their regular expressions compile when imported) are loaded by
+# redact(), when a redaction is built: a command that does not redact -- follow to
+# stdout, convert by default -- does not pay for them at start-up.
 
 __all__ = ("KEY_ENV", "Redaction", "Redactor", "chosen", "redact", "redaction", "summary")
 
@@ -65,9 +62,13 @@ class Redactor:
     """Replaces the secrets in strings, JSON payloads and events; counts them by detector."""
 
     def __init__(self, detectors: DetectorSet, key: bytes) -> None:
+        from agentminutes.stages.detectors import _assignment, secret_name
+
         self.detectors = detectors
         self._key = key
         self.counts: Counter[str] = Counter()
+        self._secret_name = secret_name
+        self._assigned = _assignment
 
     def marker(self, detector: str, secret: str) -> str:
         """The marker that replaces *secret*, found by *detector* (and count it)."""
@@ -140,7 +141,7 @@ class Redactor:
             return new
         if key is not None:
             name = _decode_str(key)
-            if secret_name(name) and _assigned_secret(value, {"name": name}):
+            if self._secret_name(name) and self._assigned(value, {"name": name}):
                 return self.marker("secret-assignment", value)
         return None
 
@@ -318,6 +319,8 @@ def redact(
     Raises:
         UsageError: a pattern that does not compile, an unreadable config, an unknown name.
     """
+    from agentminutes.stages.detectors import DETECTORS, DetectorSet, load_config, user_detector
+
     chosen = list(DETECTORS if detectors is None else detectors)
     off = set(disable)
     extra = [user_detector(p) for p in patterns]
