@@ -489,7 +489,7 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     ctx = mp.get_context(method)
     if method == "forkserver":
         # Workers fork from a server that has imported the export machinery once.
-        ctx.set_forkserver_preload(["agentminutes.export.runner", "agentminutes.export.tables"])
+        ctx.set_forkserver_preload(["agentminutes.export._preload"])
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
@@ -814,8 +814,10 @@ def export_command(
 
     Secrets are redacted unless *no_redact* (a warning says so).
     """
+    from agentminutes.export._preload import arrow_without_pandas
     from agentminutes.stages.redact import chosen
 
+    arrow_without_pandas()  # this process is ours: no pandas (see the module)
     if chosen(redact, no_redact) is False:
         if redact_pattern or redact_config:
             raise UsageError("--redact-pattern and --redact-config redact; drop --no-redact")

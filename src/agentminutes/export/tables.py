@@ -376,9 +376,18 @@ class _Session:
         am = ev.assistant_message
         assert am is not None
         usage: TokenUsage | None = am.usage
-        extra = None
-        if usage is not None and usage.extra:
-            extra = self.encoder.encode(usage.extra).decode()
+        extra = counts = None
+        if usage is not None:
+            # The counts, not the struct: its ``extra`` values are raw slices that keep
+            # the whole source line alive while the session streams.
+            counts = (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_input_tokens,
+                usage.cache_creation_input_tokens,
+            )
+            if usage.extra:
+                extra = self.encoder.encode(usage.extra).decode()
         self.requests.append(
             (
                 ev.agent_id or None,
@@ -387,7 +396,7 @@ class _Session:
                 ns,
                 am.model or None,
                 am.stop_reason or None,
-                usage,
+                counts,
                 extra,
                 ev.provenance.line if ev.provenance is not None else None,
                 EventKind.ASSISTANT_MESSAGE,
@@ -611,7 +620,7 @@ class _Session:
             return base if n == 1 else f"{base}#{n}"
 
         def usage(i: int) -> list[int | None]:
-            return [getattr(r[6], _USAGE[i]) if r[6] is not None else None for r in rows]
+            return [r[6][i] if r[6] is not None else None for r in rows]
 
         def otel(name: str) -> list[int | None]:
             return [getattr(r[10], name) if r[10] is not None else None for r in rows]
