@@ -1,4 +1,4 @@
-"""What the export's worker processes import before their first chunk (the forkserver preload).
+"""The first module the export's worker processes import (the forkserver preload's first).
 
 pyarrow imports pandas, when it is installed, on its first conversion of a Python
 list: about 50 MB of resident memory and a second of start-up in every worker, for a
@@ -43,6 +43,3 @@ class _NoPandas(importlib.abc.MetaPathFinder):
 
 
 arrow_without_pandas()
-
-import agentminutes.export.runner  # noqa: E402  (after the warm-up: it is what workers run)
-import agentminutes.export.tables  # noqa: E402, F401

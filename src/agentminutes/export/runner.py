@@ -489,7 +489,13 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     ctx = mp.get_context(method)
     if method == "forkserver":
         # Workers fork from a server that has imported the export machinery once.
-        ctx.set_forkserver_preload(["agentminutes.export._preload"])
+        ctx.set_forkserver_preload(
+            [
+                "agentminutes.export._preload",  # first: pyarrow without pandas
+                "agentminutes.export.runner",
+                "agentminutes.export.tables",
+            ]
+        )
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
