@@ -10,6 +10,7 @@ Unicode white space trimmed, 10,000 levels of nesting).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -298,7 +299,7 @@ def damaged_stores(tmp_path: Path) -> list[Path]:
     for i, sql in enumerate(edits):
         path = tmp_path / f"edited-{i}.db"
         shutil.copyfile(TURNS_DB, path)
-        with sqlite3.connect(path) as conn:
+        with contextlib.closing(sqlite3.connect(path)) as conn, conn:
             conn.execute(sql)
         conn.close()
         out.append(path)

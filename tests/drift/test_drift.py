@@ -6,6 +6,7 @@ so every fixture scans clean; drift is planted into copies of fixtures.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import shutil
@@ -195,7 +196,7 @@ def test_planted_new_key(harness: str, tmp_path: Path) -> None:
 def test_planted_drift_in_a_database_and_a_task_folder(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     shutil.copyfile(FIXTURES / "opencode/constructed/opencode.db", db)
-    with sqlite3.connect(db) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute(
             "INSERT INTO part VALUES ('prt_zz', 'msg_a2', 'ses_0a0000000001ConstructedA1', 1, 1,"
             ' \'{"type": "planted-part"}\')'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -158,7 +159,7 @@ def test_genuine_database_calls_all_answered() -> None:
     assert calls
     assert calls == results
     assert session.report.skipped_records is None
-    with sqlite3.connect(GENUINE) as conn:
+    with contextlib.closing(sqlite3.connect(GENUINE)) as conn, conn:
         (users,) = conn.execute(
             "SELECT COUNT(*) FROM message WHERE json_extract(data, '$.role') = 'user'"
         ).fetchone()
@@ -226,7 +227,7 @@ def _tree_digest(folder: Path) -> dict[str, str]:
 def test_reading_writes_nothing_beside_the_database(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     shutil.copyfile(CONSTRUCTED, db)
-    with sqlite3.connect(db) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("pragma journal_mode=wal")  # WAL, as OpenCode writes it; closed: no -wal left
     before = _tree_digest(tmp_path)
     assert sorted(before) == ["opencode.db"]
@@ -266,7 +267,7 @@ def test_reading_does_not_block_a_running_writer(tmp_path: Path) -> None:
     assert reads >= 2
     # Every committed row is seen: the WAL's rows count.
     (parent, _child) = _sessions(db)
-    with sqlite3.connect(db) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         (n,) = conn.execute("SELECT COUNT(*) FROM part WHERE id LIKE 'prt_w%'").fetchone()
     assert n == int(out)
     assert parent.events
@@ -412,7 +413,7 @@ def test_sessions_lists_every_session_in_a_home_built_from_fixtures(tmp_path: Pa
 def test_rows_of_the_newer_projection_are_counted(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     shutil.copyfile(CONSTRUCTED, db)
-    with sqlite3.connect(db) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute(
             "CREATE TABLE session_message (id text PRIMARY KEY, session_id text NOT NULL,"
             " type text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL,"

@@ -9,6 +9,7 @@ a counted skip; and the report's skip counts are those skips.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import zipfile
@@ -38,7 +39,7 @@ def _record_counts(path: Path, harness: str) -> dict[str, int]:
     """Records per conversation, counted straight from the source (not through an adapter)."""
     if harness == "opencode" and path.suffix == ".db":
         # Messages and their parts; the session row is the session_meta.
-        with sqlite3.connect(path) as conn:
+        with contextlib.closing(sqlite3.connect(path)) as conn, conn:
             sessions = [r[0] for r in conn.execute("SELECT id FROM session")]
             counts = dict(conn.execute("SELECT session_id, COUNT(*) FROM message GROUP BY 1"))
             for sid, n in conn.execute(
