@@ -100,6 +100,31 @@ def main() -> int:
     return 0
 
 
+def alternate(
+    sides: list[tuple[str, list[str]]], runs: int
+) -> dict[str, tuple[float, float]] | str:
+    """Run each side's argv in turn, *runs* rounds; per side (median wall s, peak RSS MB).
+
+    Alternating the sides spreads a loaded machine's swings over both. A side
+    that exits non-zero ends the measurement: its name is returned instead.
+    """
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in sides}
+    for _ in range(runs):
+        for name, argv in sides:
+            wall, rss, code = measure(argv)
+            if code != 0:
+                return f"{name} failed ({code}): {' '.join(argv)}"
+            samples[name].append((wall, rss))
+    return {
+        name: (statistics.median(s[0] for s in got), max(s[1] for s in got))
+        for name, got in samples.items()
+    }
+
+
+def _label(path: str) -> str:
+    return f"{os.path.basename(path)[:18]} ({os.path.getsize(path) / 1e6:.0f} MB)"
+
+
 def redaction_cost(ours: list[str], runs: int, extra: list[str], transcripts: list[str]) -> int:
     """``convert --redact`` against ``convert``, both ours, alternating; the wall-time ratio."""
     print(f"\nredaction: {' '.join(ours)} convert --redact vs convert, {runs} runs each\n")
@@ -108,22 +133,19 @@ def redaction_cost(ours: list[str], runs: int, extra: list[str], transcripts: li
     print("-" * len(header))
     worst = 0.0
     for path in transcripts:
-        size = os.path.getsize(path) / 1e6
-        label = f"{os.path.basename(path)[:18]} ({size:.0f} MB)"
-        samples: dict[str, list[tuple[float, float]]] = {"plain": [], "redact": []}
-        for _ in range(runs):
-            for side, flags in (("plain", []), ("redact", ["--redact"])):
-                wall, rss, code = measure([*ours, "convert", *flags, *extra, path])
-                if code != 0:
-                    print(f"convert {' '.join(flags)} failed ({code}) on {path}", file=sys.stderr)
-                    return 2
-                samples[side].append((wall, rss))
-        pw = statistics.median(s[0] for s in samples["plain"])
-        rw = statistics.median(s[0] for s in samples["redact"])
-        pm = max(s[1] for s in samples["plain"])
-        rm = max(s[1] for s in samples["redact"])
+        got = alternate(
+            [
+                ("plain", [*ours, "convert", *extra, path]),
+                ("redact", [*ours, "convert", "--redact", *extra, path]),
+            ],
+            runs,
+        )
+        if isinstance(got, str):
+            print(got, file=sys.stderr)
+            return 2
+        (pw, pm), (rw, rm) = got["plain"], got["redact"]
         worst = max(worst, rw / pw)
-        print(f"{label:<28} {pw:9.2f} {rw:10.2f} {rw / pw:6.2f} {pm:5.0f} {rm:11.0f}")
+        print(f"{_label(path):<28} {pw:9.2f} {rw:10.2f} {rw / pw:6.2f} {pm:5.0f} {rm:11.0f}")
     print(f"\nworst convert --redact / convert: {worst:.2f}")
     return 0
 
@@ -138,23 +160,19 @@ def against_reference(
     print("-" * len(header))
     worst = 0.0
     for path in transcripts:
-        size = os.path.getsize(path) / 1e6
-        label = f"{os.path.basename(path)[:18]} ({size:.0f} MB)"
         for name, verb in COMMANDS:
-            samples: dict[str, list[tuple[float, float]]] = {"ours": [], "ref": []}
-            for _ in range(runs):
-                for side, cmd in (("ours", ours), ("ref", ref)):
-                    wall, rss, code = measure([*cmd, *verb, *extra, path])
-                    if code != 0:
-                        print(f"{side} failed ({code}) on {name} {path}", file=sys.stderr)
-                        return 2
-                    samples[side].append((wall, rss))
-            ow = statistics.median(s[0] for s in samples["ours"])
-            rw = statistics.median(s[0] for s in samples["ref"])
-            om = max(s[1] for s in samples["ours"])
-            rm = max(s[1] for s in samples["ref"])
+            got = alternate(
+                [("ours", [*ours, *verb, *extra, path]), ("ref", [*ref, *verb, *extra, path])],
+                runs,
+            )
+            if isinstance(got, str):
+                print(got, file=sys.stderr)
+                return 2
+            (ow, om), (rw, rm) = got["ours"], got["ref"]
             worst = max(worst, ow / rw)
-            print(f"{label:<28} {name:<22} {ow:7.2f} {rw:7.2f} {ow / rw:6.2f} {om:8.0f} {rm:7.0f}")
+            print(
+                f"{_label(path):<28} {name:<22} {ow:7.2f} {rw:7.2f} {ow / rw:6.2f} {om:8.0f} {rm:7.0f}"
+            )
     print(f"\nworst wall-time ratio ours/ref: {worst:.2f}")
     return 0
 
