@@ -145,6 +145,41 @@ def test_reappended_rows_are_counted_once(tmp_path: Path) -> None:
     assert sum(dup.values()) == native_dups
 
 
+def test_a_reappended_row_with_fields_added_is_still_a_copy(tmp_path: Path) -> None:
+    # Real re-appended copies are not byte-identical: Claude Code adds ``slug`` or
+    # ``promptId`` to them; the uuid, type and timestamp are what make them the same row.
+    lines = PARENT.read_bytes().splitlines(keepends=True)
+    copies = []
+    for line in lines[5:60]:
+        rec = json.loads(line)
+        rec["slug"] = "added-on-copy"
+        copies.append(json.dumps(rec).encode() + b"\n")
+    copy = tmp_path / "reappended.jsonl"
+    copy.write_bytes(b"".join(lines) + b"".join(copies))
+    original, doubled = convert_json(PARENT), convert_json(copy)
+    assert doubled["events"] == original["events"]
+    assert doubled["totals"] == original["totals"]
+
+
+def test_a_different_record_reusing_a_uuid_is_kept(tmp_path: Path) -> None:
+    # A uuid taken by another record (another time) is not a copy: dropping it would
+    # lose a real message, and the reference keeps it too.
+    lines = PARENT.read_bytes().splitlines()
+    recs = [json.loads(line) for line in lines]
+    users = [i for i, r in enumerate(recs) if r.get("type") == "user" and r.get("uuid")]
+    first, later = users[0], users[-1]
+    assert recs[first]["timestamp"] != recs[later]["timestamp"]
+    recs[later]["uuid"] = recs[first]["uuid"]
+    changed = tmp_path / "reused.jsonl"
+    changed.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in recs))
+    original, reused = convert_json(PARENT), convert_json(changed)
+    assert len(reused["events"]) == len(original["events"])
+    at_later = [e for e in reused["events"] if e["provenance"]["line"] == later + 1]
+    assert at_later
+    assert all(e["id"] == recs[first]["uuid"] for e in at_later)
+    assert not any(k.endswith("/duplicate") for k in reused["report"]["skipped_records"])
+
+
 def test_a_rewound_branch_rerecording_an_answered_message_is_not_counted_again(
     tmp_path: Path,
 ) -> None:

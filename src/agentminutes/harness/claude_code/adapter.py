@@ -119,8 +119,14 @@ class ClaudeCodeAdapter(BaseAdapter):
         # Re-recorded copies: Claude Code re-appends earlier rows with their
         # uuids on a second compaction, and re-records an already answered API
         # message (same message id, new uuids) on a rewound branch. Both are
-        # counted as duplicates instead of being accounted twice.
-        self.seen_uuids: set[str] = set()
+        # counted as duplicates instead of being accounted twice. A re-appended
+        # row is the same record again: same uuid, type and timestamp (other
+        # fields, such as ``slug``, may be added to the copy); a *different*
+        # record that merely reuses a uuid is kept, as the reference keeps it.
+        # Rows are remembered by the hash of that identity: one small int per
+        # row (a long transcript has millions), and two rows with 64-bit hashes
+        # alike are about as likely as n**2 / 2**65 (1e-7 for 1.5 million rows).
+        self.seen_rows: set[int] = set()
         self.closed_ids: set[str] = set()
         self.answered: set[str] = set()
         self.recopied_calls: set[str] = set()
@@ -182,10 +188,11 @@ class ClaudeCodeAdapter(BaseAdapter):
             return [event] if self.meta_sent else self.hold(event)
         uuid = rec.uuid
         if uuid:
-            if uuid in self.seen_uuids:
+            row = hash((uuid, kind, rec.timestamp))
+            if row in self.seen_rows:
                 self.skip(f"{kind}/duplicate", lineno)
                 return []
-            self.seen_uuids.add(uuid)
+            self.seen_rows.add(row)
         if not self.version and rec.version:
             self.version = rec.version
         out: list[Event] = []
