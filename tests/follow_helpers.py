@@ -70,14 +70,21 @@ def wait_for(cond: Callable[[], bool], timeout: float = 15.0, what: str = "condi
 
 
 class FollowProc:
-    """``agentminutes follow`` in a subprocess, its stdout collected line by line."""
+    """``agentminutes follow`` (or another *command*) in a subprocess, its stdout line by line."""
 
-    def __init__(self, *args: str | os.PathLike[str], env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *args: str | os.PathLike[str],
+        env: dict[str, str] | None = None,
+        command: tuple[str, ...] = ("follow",),
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        # *environ*: the whole environment (default: ours with *env* on top).
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agentminutes", "follow", *map(str, args)],
+            [sys.executable, "-m", "agentminutes", *command, *map(str, args)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={**os.environ, **(env or {})},
+            env=environ if environ is not None else {**os.environ, **(env or {})},
         )
         self.lines: list[bytes] = []
         self._reader = threading.Thread(target=self._read, daemon=True)

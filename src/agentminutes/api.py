@@ -349,9 +349,10 @@ class Following:
         chain: Sequence[Stage],
         on_error: OnError | None,
         on_done: Callable[[str], None] | None,
+        on_restart: Callable[[str], None] | None = None,
     ) -> None:
         self._follower = follower
-        self._gen = _followed(follower, follow_state, chain, on_error, on_done)
+        self._gen = _followed(follower, follow_state, chain, on_error, on_done, on_restart)
 
     def __aiter__(self) -> Following:
         return self
@@ -389,7 +390,9 @@ async def _controls(
 
     async for batch in source:
         mark = batch.mark
-        if isinstance(mark, Mark) and (mark.error is not None or mark.torn or mark.done):
+        if isinstance(mark, Mark) and (
+            mark.error is not None or mark.torn or mark.done or mark.restarted
+        ):
             pending.append(mark)
         yield batch
 
@@ -400,6 +403,7 @@ async def _followed(
     chain: Sequence[Stage],
     on_error: OnError | None,
     on_done: Callable[[str], None] | None,
+    on_restart: Callable[[str], None] | None = None,
 ) -> AsyncGenerator[Envelope, None]:
     import msgspec
 
@@ -427,6 +431,8 @@ async def _followed(
                     on_error(cut)
                 elif follow_state is None:  # with a state, the next run reads it whole
                     torn.append(cut)
+            if mark.restarted and on_restart is not None:
+                on_restart(mark.transcript)
             if mark.done and on_done is not None:
                 on_done(mark.transcript)
         pending.clear()
@@ -560,11 +566,13 @@ def follow_many(
     env: Mapping[str, str] | None = None,
     state: Source | None = None,
     from_end: bool = False,
+    start_at: Mapping[str, int] | None = None,
     idle_exit: float | None = None,
     poll: bool = False,
     stop: anyio.Event | None = None,
     on_error: OnError | None = None,
     on_done: Callable[[str], None] | None = None,
+    on_restart: Callable[[str], None] | None = None,
     permissive: bool = False,
     keep_raw: bool = False,
     harness_version: str = "",
@@ -595,6 +603,23 @@ def follow_many(
             *state*: with one, the next run reads it whole).
         on_done: told the name of each transcript that ended (:meth:`Following.done`,
             removed, or at a stop), after its last event.
+        start_at: per transcript path, the byte offset to start at (0, or just past
+            a newline): what the caller has read of the file already, so the follow
+            takes over exactly there (``usage`` summarizes the complete lines, then
+            follows from where it stopped). The lines before the offset are read
+            but their events not delivered, except ``session_meta`` (a message they
+            begin and later lines complete comes out whole, as with *from_end*). It
+            applies to the transcripts found when the follow starts, in place of
+            *from_end*; one found later is new and starts at 0; a saved *state*
+            entry comes first. A file shorter than its offset, or without a newline
+            just before it, changed since it was read: it is followed from its
+            start, after *on_restart* is told.
+        on_restart: told the name of each transcript whose content started over —
+            truncated or rewritten in place, replaced by another file, or not what
+            *start_at* said — after the events of its old content and before those
+            read from its new start (a consumer keeping totals drops the old ones).
+            A whole document rewritten (how Gemini CLI records a turn) is not a
+            restart: only its new events come.
 
     Other keywords as in :func:`follow`.
     """
@@ -607,6 +632,7 @@ def follow_many(
         stages=stages,
         state=state,
         from_end=from_end,
+        start_at=start_at,
         idle_exit=idle_exit,
         poll=poll,
         cwd=cwd,
@@ -617,7 +643,7 @@ def follow_many(
         text_form=text_form,
         stop_event=stop,
     )
-    return Following(follower, follow_state, chain, on_error, on_done)
+    return Following(follower, follow_state, chain, on_error, on_done, on_restart)
 
 
 async def follow_to(

@@ -97,6 +97,10 @@ class Mark:
     #: At a stop: the line the transcript's last, partial line would be, and its bytes
     #: (not parsed: it may still be completed; a later run with the state reads it whole).
     torn: tuple[int, int] | None = None
+    #: What the transcript held ended here and it is read again from its start: truncated
+    #: or rewritten, replaced by a new file, or not what ``start_at`` said was read of it.
+    #: The events after this batch are of its content from the beginning.
+    restarted: bool = False
 
     def record(self, state: FollowState) -> None:
         """Record in *state* what this batch completes (call once the batch is delivered)."""
@@ -215,6 +219,11 @@ class FollowConfig:
     harness: str = "auto"
     options: ParseOptions = field(default_factory=ParseOptions)
     from_end: bool = False
+    #: Per transcript path (absolute), the offset to start delivering at: just past a
+    #: newline, what a reader took of the file before the follow (``usage --follow``).
+    #: Transcripts found at the start that it names start there (whatever *from_end*
+    #: says); the others as *from_end* says; transcripts that appear later at 0.
+    start_at: Mapping[str, int] = field(default_factory=dict)
     poll: bool = False
     idle_exit: float | None = None
     cwd: str | None = None

@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 from agentminutes.discovery.roots import is_transcript_name
@@ -92,6 +92,7 @@ def make_follower(
     harness: str = "auto",
     state: str | os.PathLike[str] | None = None,
     from_end: bool = False,
+    start_at: Mapping[str, int] | None = None,
     idle_exit: float | None = None,
     poll: bool = False,
     cwd: str | None = None,
@@ -102,7 +103,11 @@ def make_follower(
     text_form: str = "bare",
     stop_event: anyio.Event | None = None,
 ) -> tuple[Follower, FollowState | None]:
-    """A :class:`Follower` for the common options, and the state file it checkpoints to."""
+    """A :class:`Follower` for the common options, and the state file it checkpoints to.
+
+    *start_at* maps transcript paths to the offset each starts at
+    (:attr:`FollowConfig.start_at`).
+    """
     if idle_exit is not None and idle_exit <= 0:
         raise UsageError("idle exit must be a positive number of seconds")
     follow_state = FollowState(os.fspath(state)) if state is not None else None
@@ -115,6 +120,7 @@ def make_follower(
             text_form=text_form,
         ),
         from_end=from_end,
+        start_at=_offsets(start_at),
         poll=poll,
         idle_exit=idle_exit,
         cwd=cwd,
@@ -124,6 +130,16 @@ def make_follower(
         stop_event=stop_event,
     )
     return Follower(targets, config), follow_state
+
+
+def _offsets(start_at: Mapping[str, int] | None) -> dict[str, int]:
+    """*start_at* by absolute path; an offset that is not a non-negative integer is an error."""
+    out: dict[str, int] = {}
+    for path, offset in (start_at or {}).items():
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise UsageError(f"start_at: {path}: {offset!r} is not a byte offset")
+        out[os.path.abspath(os.path.expanduser(path))] = offset
+    return out
 
 
 class Follower:
@@ -481,6 +497,8 @@ class Follower:
             self._read_out(old)
             then = "following it again from the start" if old.named else "following the new file"
             batch = old.end(f"was replaced by another file; {then}")
+            assert isinstance(batch.mark, Mark)
+            batch.mark.restarted = True  # the name's events start over with the new file's
             self._retire(old, "ended")
             self._finished.append(batch)
         elif old.tail.path != path:

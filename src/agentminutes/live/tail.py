@@ -158,6 +158,16 @@ class TailFile:
             pos = start
         return st.st_size, st.st_mtime_ns, end
 
+    def newline_before(self, offset: int) -> bool:
+        """Whether *offset* of the open file is a line's start: 0, or just past a newline."""
+        return offset == 0 or self.before(offset, 1) == b"\n"
+
+    def before(self, offset: int, n: int = MARKER_BYTES) -> bytes:
+        """The (at most *n*) bytes of the open file just before *offset*: a marker of its content."""
+        assert self._fd is not None
+        k = min(n, offset)
+        return os.pread(self._fd, k, offset - k) if k > 0 else b""
+
     def seek_end(self) -> None:
         """Start after the last complete line on disk now (``--from-end``)."""
         self._skip_to(self.end_of_lines()[2])

@@ -15,7 +15,9 @@ Where a transcript starts
     delivered). With ``--from-end``, from the start too, but the events of the
     lines that were on disk at the start are dropped, wherever they come out
     (``old_lines``: a message folded from old lines and closed by a new one is
-    old), except ``session_meta``. Otherwise from the beginning.
+    old), except ``session_meta``. With a ``start_at`` offset (what a reader
+    took before the follow), the same with that offset for the end of the old
+    lines. Otherwise from the beginning.
 
 Held events
     An adapter may hold events that later lines complete (an assistant
@@ -106,6 +108,9 @@ class Transcript:
         self.old_lines = 0
         #: (size, mtime) a --from-end transcript had at start; read once it changes.
         self.dormant: tuple[int, int] | None = None
+        #: Where the old lines end (``start_at``, ``--from-end``) and the bytes before it, to
+        #: tell, when a dormant transcript wakes, that the file still holds them.
+        self.old_marker: tuple[int, bytes] | None = None
         #: Events held until session_meta shows whether --cwd/--session-id want them.
         self.gate: list[Event] | None = [] if config.filtered else None
         #: Digests of events an earlier run's flushing stop already wrote.
@@ -143,11 +148,35 @@ class Transcript:
         entry, self.entry = self.entry, None
         if entry is not None:
             self.resume(entry)
+        elif self.initial and self.name in self.config.start_at:
+            self._start_at(self.config.start_at[self.name])
         elif self.config.from_end and self.initial:
             size, mtime_ns, end = self.tail.end_of_lines()
             self.dormant = (size, mtime_ns)
             self.replay_until = self.old_until = end
+            self.old_marker = (end, self.tail.before(end))
         return True
+
+    def _start_at(self, offset: int) -> None:
+        """Deliver from *offset* on (``start_at``): the lines before it are read, their events not.
+
+        They are read so that a message they begin, completed after *offset*,
+        comes out whole. A file shorter than *offset*, or without a newline just
+        before it, is not what was read of it: it is followed from its start,
+        and the batch that says so comes first (``Mark.restarted``).
+        """
+        size, mtime_ns, end = self.tail.end_of_lines()
+        if offset < 0 or offset > size or not self.tail.newline_before(offset):
+            self.config.notice(
+                f"{self.name}: changed since it was read ({size} bytes, {offset} read); "
+                "following it from the start"
+            )
+            self.preface = Batch([], self.mark(restart=True))
+            return
+        self.replay_until = self.old_until = offset
+        if end == offset:
+            self.dormant = (size, mtime_ns)
+            self.old_marker = (offset, self.tail.before(offset))
 
     def resume(self, entry: dict[str, Any]) -> None:
         """Continue from a saved state entry (or, when it does not fit the file, from the start)."""
@@ -239,6 +268,15 @@ class Transcript:
             if st is not None and (st.st_size, st.st_mtime_ns) == self.dormant:
                 return None, None
             self.dormant = None
+            if not self._holds_old_lines():
+                # Rewritten before a byte of it was read: none of what it holds now is old.
+                self.config.notice(
+                    f"{self.name}: was rewritten since the follow started; "
+                    "following it again from the start"
+                )
+                self.replay_until = self.old_until = -1
+                self.again = True
+                return Batch([], self.mark(restart=True)), None
         tail = self.tail
         base_offset = tail.splitter.offset
         base_marker = tail.commit_marker
@@ -280,6 +318,23 @@ class Transcript:
         if self.status == "ignored" or not (lines or events):
             return None, reset
         return Batch(events, self.mark(position=position, fresh=position is not None)), reset
+
+    def _holds_old_lines(self) -> bool:
+        """Whether the file still holds the old lines it held at the start (marker unchanged)."""
+        if self.old_marker is None:
+            return True
+        offset, marker = self.old_marker
+        self.old_marker = None
+        try:
+            if not self.tail.is_open:  # released (many files): the same file, or moved
+                st = os.stat(self.tail.path)
+                if (st.st_dev, st.st_ino) != (self.tail.dev, self.tail.ino):
+                    return True  # another file at the path: the move is seen when read
+                if not self.tail.open():
+                    return True
+            return self.tail.before(offset) == marker and self.tail.newline_before(offset)
+        except OSError:
+            return False
 
     def _detect(self, lines: LineBatch, base_offset: int) -> LineBatch | None:
         """Choose the adapter from the first lines; the lines to feed it, or ``None`` to wait."""
@@ -425,6 +480,7 @@ class Transcript:
         self.replay_until = self.old_until = -1
         self.old_lines = 0
         self.dormant, self.initial, self.entry = None, False, None
+        self.old_marker = None
         self.identity = None
         self.gate = [] if self.config.filtered else None
         self.vanished_at = None
@@ -573,6 +629,9 @@ class Transcript:
             is_subagent=bool(session.get("subagent")),
             forget=forget,
             done=done,
+            # A whole document rewritten is how its harness records a turn, not a restart:
+            # only its new events are written.
+            restarted=restart and not (self.adapter is not None and self.adapter.whole_document),
         )
         if restart and self.config.checkpoint and self.tail.ino:
             mark.entry = {

@@ -486,9 +486,16 @@ async def _prefixed(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[by
 
 
 def open_sync_chunks(
-    path: str | os.PathLike[str], head: bytes = b"", stream: BinaryIO | None = None
+    path: str | os.PathLike[str],
+    head: bytes = b"",
+    stream: BinaryIO | None = None,
+    *,
+    limit: int | None = None,
 ) -> Iterator[bytes]:
-    """The sync chunk source for a path (*head* and *stream* as for :func:`open_chunks`)."""
+    """The sync chunk source for a path (*head* and *stream* as for :func:`open_chunks`).
+
+    *limit*: only the file's first *limit* bytes (not for a stream, read whole).
+    """
     from agentminutes.pipeline.sources import open_error
 
     if stream is not None:
@@ -502,4 +509,4 @@ def open_sync_chunks(
     if err is not None:
         raise err
     with open(target, "rb") as f:
-        yield from iter_chunks(f)
+        yield from iter_chunks(f, limit=limit)

@@ -123,9 +123,17 @@ def is_stream(path: str) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-def iter_chunks(stream: IO[bytes], *, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """Yield the bytes of a finished binary stream in large chunks."""
-    while chunk := stream.read(chunk_bytes):
+def iter_chunks(
+    stream: IO[bytes], *, chunk_bytes: int = CHUNK_BYTES, limit: int | None = None
+) -> Iterator[bytes]:
+    """Yield the bytes of a finished binary stream in large chunks (its first *limit* at most)."""
+    if limit is None:
+        while chunk := stream.read(chunk_bytes):
+            yield chunk
+        return
+    left = limit
+    while left > 0 and (chunk := stream.read(min(chunk_bytes, left))):
+        left -= len(chunk)
         yield chunk
 
 

@@ -55,8 +55,15 @@ def sync_feeds(
     every: bool,
     harness: str,
     options: ParseOptions,
+    *,
+    limit: int | None = None,
 ) -> Iterator[tuple[Iterator[Batch], Callable[[], dict[str, int]]]]:
-    """Like :func:`~agentminutes.pipeline.documents.feeds`, with synchronous batches, for paths."""
+    """Like :func:`~agentminutes.pipeline.documents.feeds`, with synchronous batches, for paths.
+
+    *limit*: a line transcript is read up to that byte offset only (the complete
+    lines a live follow takes over after, ``usage --follow``); a whole document
+    is read whole.
+    """
     if path == "-":
         raise UsageError("the sync API reads paths; use the async API for stdin")
     found = route(path, harness)
@@ -65,7 +72,7 @@ def sync_feeds(
         conv = Conversion(
             name=source_name(path), harness=harness, options=options, path=os.fspath(path)
         )
-        chunks = open_sync_chunks(path, found.head, found.stream)
+        chunks = open_sync_chunks(path, found.head, found.stream, limit=limit)
         yield conv.iter_batches(chunks), lambda: conv.skipped
         return
     for feed in feeds(path, harness, options, conversation, every=every):

@@ -112,6 +112,7 @@ def usage_command(
         cache=cache,
         on_error=report_error,
         on_file=progress.file,
+        complete_lines=follow,  # the follow takes over each transcript where its summary stops
     )
     progress.clear()
     problem = cache.save()

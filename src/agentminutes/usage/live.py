@@ -1,16 +1,27 @@
 """``usage --follow``: the report kept current as agents write, through the library's ``follow_many``.
 
-The first report is built as ``usage`` builds it (cache and all); then every
-transcript under the harnesses' folders is followed from its end (new ones
-from their start), and each request the agents add is counted into its row:
+The first report is built as ``usage`` builds it (cache and all), except that
+each transcript is stat'ed once and summarized up to its last complete line
+at or below that size (``collect(complete_lines=True)``). The follow then
+takes over each transcript at exactly that offset (``follow_many``'s
+``start_at``): a line written while the report was being built, or while the
+watch was being set up, is counted once, by the follow. Transcripts that
+appear later are followed from their start. Each request the agents add is
+counted into its row:
 
 * a request seen before in *another* transcript is a copy and is not counted;
 * a request seen before in the *same* transcript replaces its earlier count
   (a Claude Code message still streaming when the report was built is
   counted with its final usage once it completes);
-* only the rows that changed are re-priced and, on a terminal, highlighted;
-  with ``--format json`` (or ``csv``) each changed row is written again as one
-  line, so a consumer applies the lines in order.
+* a transcript that starts over (truncated or rewritten in place, replaced by
+  another file: ``on_restart``) has its requests taken out of their rows and
+  counted again as its new content is read;
+* only the rows that changed are re-priced; on a terminal the table is
+  redrawn in place (rich ``Live``) with them highlighted; otherwise each change
+  writes only the rows that changed: one JSON object (``--format json``) or
+  CSV record per row, or a table of those rows and the new totals. A row whose
+  requests were all taken out is written with ``requests: 0``, so a consumer
+  applying the lines in order by their keys ends with the report's rows.
 
 Nothing polls: the follower waits on file notifications (``--poll``: stats),
 and the screen is redrawn only after a change, at most five times a second.
@@ -25,9 +36,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from agentminutes.schema.usage import RequestFolder
 from agentminutes.usage.prices import Pricer
-from agentminutes.usage.report import Collection, Grouper, Transcript, UsageReport
+from agentminutes.usage.report import Collection, Grouper, Row, Transcript, UsageReport
 from agentminutes.usage.summary import CachedRequest, TranscriptSummary, compact
 
 __all__ = ("LiveUsage", "follow_usage")
@@ -37,7 +50,7 @@ _REDRAW_INTERVAL = 0.2
 
 
 class LiveUsage:
-    """The live report's state: rows, counted request keys, one request folder per transcript."""
+    """The live report's state: rows, counted requests by key and transcript, request folders."""
 
     def __init__(self, found: Collection, grouper: Grouper) -> None:
         self.grouper = grouper
@@ -45,13 +58,22 @@ class LiveUsage:
         self.folders: dict[str, RequestFolder] = {}
         #: key → (transcript path, request, row key) of every counted request with a key.
         self.counted: dict[str, tuple[str, CachedRequest, tuple[str, ...]]] = {}
-        self.duplicates = 0
+        #: transcript path → (request, row key) of its counted requests without a key.
+        self.unkeyed: dict[str, list[tuple[CachedRequest, tuple[str, ...]]]] = {}
+        #: transcript path → requests not counted as copies of another transcript's.
+        self.copies: dict[str, int] = {}
+        self.changed: set[tuple[str, ...]] = set()
         ordered = sorted(found.transcripts, key=lambda t: (t.started_ns, t.summary.path))
         for t in ordered:
             self.transcripts[t.summary.path] = t
             for req in t.summary.requests:
                 self._count(t, req)
-        self.changed: set[tuple[str, ...]] = set()
+        self.changed.clear()
+
+    @property
+    def duplicates(self) -> int:
+        """Requests seen again in another transcript, counted once."""
+        return sum(self.copies.values())
 
     def _count(self, t: Transcript, req: CachedRequest) -> tuple[str, ...] | None:
         path = t.summary.path
@@ -59,29 +81,28 @@ class LiveUsage:
             seen = self.counted.get(req.key)
             if seen is not None:
                 if seen[0] != path:
-                    self.duplicates += 1
+                    self.copies[path] = self.copies.get(path, 0) + 1
                     return None
-                self.grouper.add(seen[1], t, -1)  # the same request again: its final usage
+                # The same request again: its final usage replaces the earlier count.
+                del self.counted[req.key]
+                self.changed.add(self.grouper.add(seen[1], t, -1, seen[2]))
         if not self.grouper.in_window(req):
             return None
         row = self.grouper.add(req, t)
         if req.key:
             self.counted[req.key] = (path, req, row)
+        else:
+            self.unkeyed.setdefault(path, []).append((req, row))
+        self.changed.add(row)
         return row
 
     def _transcript(self, path: str, harness: str, event: Any) -> Transcript:
         t = self.transcripts.get(path)
         if t is None:
-            meta = event.session_meta
-            summary = (
-                TranscriptSummary(path=path, size=-1, mtime_ns=-1, meta=meta) if meta else None
-            )
-            if summary is None:
-                from agentminutes.schema import Meta
+            from agentminutes.schema import Meta
 
-                summary = TranscriptSummary(
-                    path=path, size=-1, mtime_ns=-1, meta=Meta(harness=harness)
-                )
+            meta = event.session_meta or Meta(harness=harness)
+            summary = TranscriptSummary(path=path, size=-1, mtime_ns=-1, meta=meta)
             t = Transcript(
                 summary=summary,
                 harness=harness,
@@ -110,13 +131,33 @@ class LiveUsage:
             t.session_id = event.session_meta.session_id
             t.project = event.session_meta.cwd
         for req in self._folder(t).add(event):
-            row = self._count(t, compact(req))
-            if row is not None:
-                self.changed.add(row)
+            self._count(t, compact(req))
+
+    def restart(self, path: str) -> None:
+        """*path*'s content started over: take its requests out; its new content counts anew."""
+        t = self.transcripts.get(path)
+        if t is None:
+            return
+        for key, (owner, req, row) in list(self.counted.items()):
+            if owner == path:
+                del self.counted[key]
+                self.changed.add(self.grouper.add(req, t, -1, row))
+        for req, row in self.unkeyed.pop(path, []):
+            self.changed.add(self.grouper.add(req, t, -1, row))
+        self.copies.pop(path, None)
+        self.folders.pop(path, None)
+        # Nothing of the old content is carried on: the new one is folded from its start.
+        t.summary = msgspec.structs.replace(t.summary, requests=[])
 
     def report(self, changed: set[tuple[str, ...]] | None = None) -> UsageReport:
         """The current report, the *changed* rows re-priced (``None``: every row)."""
         return self.grouper.report(reprice=changed, duplicates=self.duplicates)
+
+    def rows(self, keys: set[tuple[str, ...]]) -> list[Row]:
+        """The rows of *keys* in key order, those with no requests left too (call after
+        :meth:`report`, which prices them)."""
+        groups = self.grouper.groups
+        return [groups[k] for k in sorted(keys) if k in groups]
 
     def seen(self) -> set[tuple[str, ...]]:
         """The rows changed since the last call (and forget them)."""
@@ -167,13 +208,15 @@ def follow_usage(
 
         raise UsageError("--follow: none of the harnesses' folders exists")
 
+    start_at = {t.summary.path: t.read_to for t in found.transcripts if t.read_to >= 0}
+
     async def run() -> None:
         from contextlib import aclosing
 
         from agentminutes.api import follow_many
 
         view = _View(fmt)
-        view.show(live.report(), set(), initial=True)
+        view.show(live.report(), [], initial=True)
         live.seen()
         wake = anyio.Event()
         done = False
@@ -184,9 +227,13 @@ def follow_usage(
                 await wake.wait()
                 wake = anyio.Event()
                 await anyio.sleep(_REDRAW_INTERVAL)
-                changed = live.seen()
-                if changed:
-                    view.show(live.report(changed), changed)
+                show()
+
+        def show() -> None:
+            changed = live.seen()
+            if changed:
+                report = live.report(changed)
+                view.show(report, live.rows(changed), changed=changed)
 
         try:
             async with anyio.create_task_group() as tg:
@@ -196,7 +243,8 @@ def follow_usage(
                         targets,
                         cwd=cwd or None,
                         session_id=session_id or None,
-                        from_end=True,
+                        start_at=start_at,
+                        on_restart=live.restart,
                         idle_exit=idle_exit,
                         poll=poll,
                         permissive=True,
@@ -209,9 +257,7 @@ def follow_usage(
                 done = True
                 tg.cancel_scope.cancel()
         finally:
-            changed = live.seen()
-            if changed:
-                view.show(live.report(changed), changed)
+            show()
             view.close()
 
     with contextlib.suppress(KeyboardInterrupt):  # SIGINT: the report as it stands is shown
@@ -220,7 +266,7 @@ def follow_usage(
 
 
 class _View:
-    """Where the live report goes: a rich ``Live`` table on a terminal, else changed rows as lines."""
+    """Where the live report goes: a rich ``Live`` table on a terminal, else the changed rows."""
 
     def __init__(self, fmt: str) -> None:
         self.fmt = fmt
@@ -228,8 +274,14 @@ class _View:
         self.tty = fmt == "table" and sys.stdout.isatty()
 
     def show(
-        self, report: UsageReport, changed: set[tuple[str, ...]], *, initial: bool = False
+        self,
+        report: UsageReport,
+        rows: list[Row],
+        *,
+        changed: set[tuple[str, ...]] | None = None,
+        initial: bool = False,
     ) -> None:
+        """Show *report* (``initial``: all of it) or, off a terminal, its changed *rows*."""
         from agentminutes.usage import render
 
         if self.tty:
@@ -237,33 +289,38 @@ class _View:
             from rich.live import Live
             from rich.text import Text
 
-            body = Group(render.table(report, changed=changed), Text(render.unpriced_line(report)))
+            body = Group(
+                render.table(report, changed=changed or set()),
+                Text(render.unpriced_line(report)),
+            )
             if self.live is None:
                 self.live = Live(body, auto_refresh=False, redirect_stderr=False)
                 self.live.start()
             self.live.update(body, refresh=True)
             return
+        part = report if initial else _only(report, rows)
         if self.fmt == "table":
-            render.render_table(report, sys.stdout)
+            render.render_table(part, sys.stdout)
             sys.stdout.write("\n")
         elif self.fmt == "json":
-            import msgspec
-
-            rows = [r for r in report.rows if initial or tuple(r.keys.values()) in changed]
-            for row in rows:
+            for row in part.rows:
                 sys.stdout.buffer.write(msgspec.json.encode(row.to_json(report.costs)) + b"\n")
             sys.stdout.buffer.flush()
         else:
-            render.render_csv(_only(report, changed, initial), sys.stdout)
+            render.render_csv(part, sys.stdout)
         sys.stdout.flush()
 
     def close(self) -> None:
+        """Leave the terminal as the last redraw left it."""
         if self.live is not None:
             self.live.stop()
 
 
-def _only(report: UsageReport, changed: set[tuple[str, ...]], initial: bool) -> UsageReport:
-    if initial:
-        return report
-    rows = [r for r in report.rows if tuple(r.keys.values()) in changed]
-    return UsageReport(by=report.by, rows=rows, totals=report.totals, costs=report.costs)
+def _only(report: UsageReport, rows: list[Row]) -> UsageReport:
+    return UsageReport(
+        by=report.by,
+        rows=rows,
+        totals=report.totals,
+        duplicates=report.duplicates,
+        costs=report.costs,
+    )

@@ -30,7 +30,7 @@ from agentminutes.errors import ScanError, UsageError
 from agentminutes.schema.usage import USAGE_RULES, OtelUsage
 from agentminutes.usage.cache import SummaryCache
 from agentminutes.usage.prices import Pricer, Tokens
-from agentminutes.usage.summary import CachedRequest, TranscriptSummary, summarize
+from agentminutes.usage.summary import CachedRequest, TranscriptSummary, lines_end, summarize
 
 __all__ = (
     "GROUP_KEYS",
@@ -79,6 +79,9 @@ class Transcript:
     session_id: str
     project: str
     started_ns: int
+    #: Where reading stopped: with ``collect(complete_lines=True)``, just past the last
+    #: complete line (where ``usage --follow`` takes over), else the size it was stat'ed at.
+    read_to: int = -1
 
 
 @dataclass
@@ -111,6 +114,7 @@ def collect(
     env: Mapping[str, str] | None = None,
     on_error: Callable[[str], None] | None = None,
     on_file: Callable[[str], None] | None = None,
+    complete_lines: bool = False,
 ) -> Collection:
     """Find and summarize every transcript (with its subagents) the filters keep.
 
@@ -118,6 +122,12 @@ def collect(
     scan takes its identity from the cache too. Errors (unreadable files,
     transcripts that do not parse) are collected and passed to *on_error*; the
     rest goes on.
+
+    *complete_lines* (``usage --follow``): each transcript is stat'ed once and
+    summarized up to its last newline at or below that size, never into a
+    line still being written; ``Transcript.read_to`` says where, for the
+    follow to start at exactly that offset. A summary cut short of the file's
+    size is not cached.
     """
     from agentminutes.discovery.sessions import Scan
 
@@ -159,6 +169,9 @@ def collect(
                 continue
             name = ref.meta.harness
             summary = cache.get(path, st)
+            end = lines_end(path, st.st_size) if complete_lines else None
+            if end is not None and end != st.st_size:
+                summary = None  # a cached summary read the partial last line too
             if summary is not None:
                 out.from_cache += 1
             elif name not in USAGE_RULES:
@@ -175,8 +188,9 @@ def collect(
             else:
                 if on_file is not None and i:
                     on_file(path)
-                summary = summarize(path, name, st.st_size, st.st_mtime_ns)
-                cache.put(summary)
+                summary = summarize(path, name, st.st_size, st.st_mtime_ns, end=end)
+                if end is None or end == st.st_size:
+                    cache.put(summary)
                 out.parsed += 1
             if summary.error:
                 error(summary.error if name in summary.error else f"{name}: {summary.error}")
@@ -190,6 +204,7 @@ def collect(
                     session_id=ref.meta.session_id or summary.meta.session_id,
                     project=ref.meta.cwd or summary.meta.cwd,
                     started_ns=_started(summary),
+                    read_to=st.st_size if end is None else end,
                 )
             )
     out.details = found.details()
@@ -494,9 +509,19 @@ class Grouper:
             return True
         return not ((lo is not None and req.ns < lo) or (hi is not None and req.ns > hi))
 
-    def add(self, req: CachedRequest, t: Transcript, sign: int = 1) -> tuple[str, ...]:
-        """Count *req* (of transcript *t*) in its row; return the row's key."""
-        key = tuple(_key_value(name, req, t, self._dates) for name in self.by)
+    def add(
+        self,
+        req: CachedRequest,
+        t: Transcript,
+        sign: int = 1,
+        key: tuple[str, ...] | None = None,
+    ) -> tuple[str, ...]:
+        """Count *req* (of transcript *t*) in its row; return the row's key.
+
+        ``sign=-1`` with the *key* it was counted under takes it out again.
+        """
+        if key is None:
+            key = tuple(_key_value(name, req, t, self._dates) for name in self.by)
         row = self.groups.get(key)
         if row is None:
             keys = {GROUP_KEYS[n]: v for n, v in zip(self.by, key, strict=True)}

@@ -9,6 +9,8 @@ on prices, filters or grouping.
 
 from __future__ import annotations
 
+import os
+
 import msgspec
 
 from agentminutes import timestamps
@@ -16,7 +18,7 @@ from agentminutes.errors import AgentminutesError
 from agentminutes.schema import Meta, TokenUsage
 from agentminutes.schema.usage import OtelUsage, Request, RequestFolder
 
-__all__ = ("CachedRequest", "TranscriptSummary", "summarize")
+__all__ = ("CachedRequest", "TranscriptSummary", "lines_end", "summarize")
 
 
 class CachedRequest(msgspec.Struct, array_like=True, omit_defaults=False):
@@ -104,14 +106,42 @@ class TranscriptSummary(msgspec.Struct, kw_only=True, omit_defaults=True):
     error: str = ""
 
 
-def summarize(path: str, harness: str, size: int = -1, mtime_ns: int = -1) -> TranscriptSummary:
+def lines_end(path: str, size: int) -> int:
+    """The offset just past the last newline in the first *size* bytes of *path* (0: none).
+
+    Where a summary of the complete lines stops, and a follow takes over
+    (``usage --follow``): a line still being written is read by the follow,
+    whole, once its newline is there. A file that cannot be read gives 0.
+    """
+    step = 1 << 16
+    try:
+        with open(path, "rb", buffering=0) as f:
+            if size <= 0 or os.pread(f.fileno(), 1, size - 1) == b"\n":
+                return max(size, 0)  # the usual case: one byte read
+            pos = size
+            while pos > 0:
+                start = max(0, pos - step)
+                cut = os.pread(f.fileno(), pos - start, start).rfind(b"\n")
+                if cut >= 0:
+                    return start + cut + 1
+                pos = start
+    except OSError:
+        pass
+    return 0
+
+
+def summarize(
+    path: str, harness: str, size: int = -1, mtime_ns: int = -1, *, end: int | None = None
+) -> TranscriptSummary:
     """Parse the transcript at *path* (of *harness*) into its summary; errors are kept, not raised.
 
     *size* and *mtime_ns* are the file's stat as the caller saw it before
     reading (what the cache is keyed by: a transcript that grows while it is
-    read is summarized again next time).
+    read is summarized again next time). *end*: read a line transcript up to
+    that offset only (:func:`lines_end`; a whole document is read whole).
     """
-    from agentminutes.api import iter_events
+    from agentminutes.harness import ParseOptions
+    from agentminutes.pipeline.sync import sync_feeds
 
     meta = Meta(harness=harness)
     started = ""
@@ -120,8 +150,15 @@ def summarize(path: str, harness: str, size: int = -1, mtime_ns: int = -1) -> Tr
     unknown = 0
     error = ""
     first = True
+    options = ParseOptions(permissive=True)
     try:
-        for ev in iter_events(path, harness=harness, permissive=True):
+        events = (
+            ev
+            for batches, _ in sync_feeds(path, None, False, harness, options, limit=end)
+            for batch in batches
+            for ev in batch.events
+        )
+        for ev in events:
             if first:
                 first = False
                 started = ev.timestamp
