@@ -5,6 +5,7 @@ Usage::
 
     python scripts/follow_cost.py memory ROOT [--cmd agentminutes]
     python scripts/follow_cost.py idle [--files 2000] [--seconds 10] [--poll] [--cmd agentminutes]
+    python scripts/follow_cost.py usage-idle [--files 2000] [--seconds 10] [--poll] [--cmd agentminutes]
 
 ``memory`` follows ROOT (a folder of transcripts, e.g. copies of real ones
 or ones grown with the shared ``inflate`` tool) to stdout, read by this
@@ -17,6 +18,12 @@ repository's fixtures, each under its own session id) into a temporary
 folder, follows it, waits until everything was written and output has been
 quiet for 2 s, then measures the follower's CPU seconds and context switches
 over SECONDS (with ``--poll``: stat polling instead of notification).
+
+``usage-idle`` is ``idle`` for ``usage --follow``: the same transcripts laid
+out as a Claude Code home (``HOME/.claude/projects/…``), followed by
+``usage --harness claude-code --follow --format json --no-cost`` with that
+HOME (and its own cache folder); measured once the first report is out and
+output has been quiet for 2 s.
 
 Linux only (``/proc``). Figures depend on the machine's load: run it on a
 quiet machine, and compare runs made together.
@@ -70,10 +77,16 @@ def _hwm_kb(pid: int) -> int:
 
 
 class _Follow:
-    def __init__(self, cmd: list[str], args: list[str]) -> None:
+    def __init__(
+        self,
+        cmd: list[str],
+        args: list[str],
+        verb: str = "follow",
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(
-            [*cmd, "follow", *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            [*cmd, verb, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
         )
         self.first: float | None = None
         self.last = time.monotonic()
@@ -126,16 +139,30 @@ def memory(args: argparse.Namespace, cmd: list[str]) -> None:
     )
 
 
-def idle(args: argparse.Namespace, cmd: list[str]) -> None:
+def _lay_out(folder: Path, files: int) -> None:
+    """*files* finished transcripts (fixture heads, each its own session) under *folder*."""
     sources = sorted((ROOT / "fixtures" / "claude-code").glob("*.jsonl"))
     heads = [b"".join(p.read_bytes().splitlines(keepends=True)[:15]) for p in sources]
+    for i in range(files):
+        head = heads[i % len(heads)]
+        project = folder / f"-home-u-p{i % 100}"
+        project.mkdir(parents=True, exist_ok=True)
+        (project / f"{uuid.UUID(int=i + 1)}.jsonl").write_bytes(head)
+
+
+def idle(args: argparse.Namespace, cmd: list[str]) -> None:
+    usage = args.what == "usage-idle"
     with tempfile.TemporaryDirectory(prefix="follow-idle-") as tmp:
-        for i in range(args.files):
-            head = heads[i % len(heads)]
-            folder = Path(tmp) / f"-home-u-p{i % 100}"
-            folder.mkdir(exist_ok=True)
-            (folder / f"{uuid.UUID(int=i + 1)}.jsonl").write_bytes(head)
-        f = _Follow(cmd, [tmp, *(["--poll"] if args.poll else [])])
+        poll = ["--poll"] if args.poll else []
+        if usage:
+            _lay_out(Path(tmp) / ".claude" / "projects", args.files)
+            env = {k: v for k, v in os.environ.items() if not k.endswith(("_HOME", "_DIR"))}
+            env.update(HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, ".cache"))
+            usage_args = ["--harness", "claude-code", "--follow", "--format", "json"]
+            f = _Follow(cmd, [*usage_args, "--no-cost", *poll], verb="usage", env=env)
+        else:
+            _lay_out(Path(tmp), args.files)
+            f = _Follow(cmd, [tmp, *poll])
         while f.first is None and f.proc.poll() is None:
             time.sleep(0.005)
         f.quiet(2.0)
@@ -147,7 +174,7 @@ def idle(args: argparse.Namespace, cmd: list[str]) -> None:
         threads = len(os.listdir(f"/proc/{pid}/task"))
         f.stop()
     print(
-        f"follow_cost idle: files={args.files} mode={'poll' if args.poll else 'notify'} "
+        f"follow_cost {args.what}: files={args.files} mode={'poll' if args.poll else 'notify'} "
         f"cpu={c1 - c0:.3f}s over {t1 - t0:.1f}s wakeups={(x1 - x0) / (t1 - t0):.1f}/s "
         f"threads={threads} first_write={(f.first or 0) - f.t0:.2f}s"
     )
@@ -161,10 +188,11 @@ def main() -> int:
     sub = ap.add_subparsers(dest="what", required=True)
     m = sub.add_parser("memory")
     m.add_argument("root")
-    i = sub.add_parser("idle")
-    i.add_argument("--files", type=int, default=2000)
-    i.add_argument("--seconds", type=float, default=10.0)
-    i.add_argument("--poll", action="store_true")
+    for name in ("idle", "usage-idle"):
+        i = sub.add_parser(name)
+        i.add_argument("--files", type=int, default=2000)
+        i.add_argument("--seconds", type=float, default=10.0)
+        i.add_argument("--poll", action="store_true")
     args = ap.parse_args()
     cmd = shlex.split(args.cmd)
     (memory if args.what == "memory" else idle)(args, cmd)

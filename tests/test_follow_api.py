@@ -312,3 +312,82 @@ def test_follow_to_a_file_records_what_it_delivered(tmp_path: Path, backend: str
     assert [e["event"] for e in envelopes] == expected(SMALL)
     # a second run with the state delivers nothing again
     assert anyio.run(main, backend=backend) == 0
+
+
+def test_follow_many_start_at_takes_over_where_a_reader_stopped(tmp_path: Path) -> None:
+    """``start_at``: a transcript read up to an offset is followed from exactly there."""
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    lines = lines_of(MAIN)
+    k = len(lines) // 2
+    taken = folder / "taken.jsonl"  # a reader took its first k lines
+    taken.write_bytes(b"".join(lines[:k]))
+    offset = taken.stat().st_size
+    fresh = folder / "fresh.jsonl"  # there at the start, not in start_at: from its start
+    fresh.write_bytes(b"".join(lines_of(SMALL)))
+    changed = folder / "changed.jsonl"  # shorter than what start_at says was read of it
+    changed.write_bytes(b"".join(lines_of(SMALL)[:3]))
+    restarts: list[str] = []
+
+    async def main() -> dict[str, list[dict]]:
+        got: dict[str, list[dict]] = {}
+
+        async def grow() -> None:
+            await anyio.sleep(0.5)
+            await _write_slowly(taken, lines[k:])
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(grow)
+            following = agentminutes.follow_many(
+                [folder],
+                start_at={str(taken): offset, str(changed): 10**6},
+                on_restart=restarts.append,
+                idle_exit=1.5,
+            )
+            async with aclosing(following) as envelopes:
+                async for env in envelopes:
+                    got.setdefault(Path(env.transcript).name, []).append(_plain(env.event))
+        return got
+
+    got = anyio.run(main)
+
+    def last_line(ev: dict) -> int:
+        p = ev.get("provenance") or {}
+        return p.get("end_line") or p.get("line") or 0
+
+    want = [
+        e for e in expected(MAIN) if e["kind"] == "session_meta" or last_line(e) > k
+    ]  # a message begun before the offset and completed after it comes out whole
+    assert got["taken.jsonl"] == want
+    assert len(want) > 10
+    assert got["fresh.jsonl"] == expected(SMALL)
+    assert restarts == [str(changed)]
+    assert got["changed.jsonl"] == expected(changed)
+
+
+def test_follow_many_says_when_a_transcript_starts_over(tmp_path: Path) -> None:
+    """``on_restart``: told after the old content's events, before the new content's."""
+    target = tmp_path / "t.jsonl"
+    lines = lines_of(SMALL)
+    target.write_bytes(b"".join(lines))
+    order: list[str] = []
+
+    async def main() -> None:
+        async def rewrite() -> None:
+            await anyio.sleep(0.8)
+            await anyio.Path(target).write_bytes(b"".join(lines[:4]))  # truncates, then writes
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(rewrite)
+            following = agentminutes.follow_many(
+                [tmp_path], on_restart=lambda name: order.append("restart"), idle_exit=1.5
+            )
+            async with aclosing(following) as envelopes:
+                async for env in envelopes:
+                    order.append(_plain(env.event)["kind"])  # noqa: PERF401 (restarts go between)
+
+    anyio.run(main)
+    cut = order.index("restart")
+    assert order.count("restart") == 1
+    assert len(order[:cut]) == len(expected(SMALL))
+    assert order[cut + 1 :] == [e["kind"] for e in expected(target)]

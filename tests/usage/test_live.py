@@ -75,11 +75,10 @@ def test_follow_ends_equal_to_the_report_on_the_finished_files(tmp_path: Path) -
     main.write_bytes(b"".join(lines[:third]) + lines[third][:cut])
 
     follow = _follow(home)
-    # During start-up (the first report is being built, then the watch set up): the
-    # torn line completed and more lines written, in bursts.
-    append(main, [lines[third][cut:]], split=False)
-    follow.wait_lines(1, timeout=60)  # the first report is out; the follow is starting
-    append(main, lines[third + 1 : third + 4], seed=2)
+    # The first report is out (made from the complete lines), the follow is starting:
+    # the torn line completed and more lines written at once, then in bursts.
+    follow.wait_lines(1, timeout=60)
+    append(main, [lines[third][cut:], *lines[third + 1 : third + 4]], split=False)
     time.sleep(0.5)
     append(main, lines[third + 4 : 2 * third], seed=3)
     # A subagent transcript appears mid-session: followed from its start.
