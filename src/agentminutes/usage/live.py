@@ -229,6 +229,11 @@ def follow_usage(
                 await anyio.sleep(_REDRAW_INTERVAL)
                 show()
 
+        def restarted(path: str) -> None:
+            live.restart(path)
+            if live.changed:
+                wake.set()
+
         def show() -> None:
             changed = live.seen()
             if changed:
@@ -244,7 +249,7 @@ def follow_usage(
                         cwd=cwd or None,
                         session_id=session_id or None,
                         start_at=start_at,
-                        on_restart=live.restart,
+                        on_restart=restarted,
                         idle_exit=idle_exit,
                         poll=poll,
                         permissive=True,
