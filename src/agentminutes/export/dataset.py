@@ -31,7 +31,7 @@ import hashlib
 import os
 import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -116,6 +116,8 @@ class RunRecord(msgspec.Struct, omit_defaults=True):
     events: int
     parent_max_rss_kb: int = 0
     worker_max_rss_kb: int = 0
+    #: Worker processes started (0: the run was small enough for the calling process).
+    workers: int = 0
 
 
 class Manifest(msgspec.Struct, omit_defaults=True):
@@ -360,11 +362,23 @@ def remove_transcripts(
 def part_files(root: str) -> Iterable[str]:
     """Every part file of the layout under *root*, relative to it."""
     for table in schemas.TABLES:
-        top = os.path.join(root, table)
-        for folder, _, names in os.walk(top):
-            for name in names:
-                if name.startswith("part-") and name.endswith(".parquet"):
-                    yield os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+        yield from _parts_under(root, table)
+
+
+def _parts_under(root: str, rel: str) -> Iterator[str]:
+    # The relative names are built as the walk goes (a dataset holds thousands of part
+    # files; ``os.path.relpath`` on each costs more than the walk).
+    try:
+        with os.scandir(os.path.join(root, rel)) as it:
+            entries = list(it)
+    except OSError:
+        return
+    for e in entries:
+        name = e.name
+        if e.is_dir(follow_symlinks=False):
+            yield from _parts_under(root, f"{rel}/{name}")
+        elif name.startswith("part-") and name.endswith(".parquet"):
+            yield f"{rel}/{name}"
 
 
 def collect_garbage(root: str, named: Mapping[str, object]) -> int:

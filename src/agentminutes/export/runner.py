@@ -22,6 +22,7 @@ stderr; the run goes on and ends with exit status 1.
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import secrets
@@ -31,13 +32,16 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from agentminutes.errors import AgentminutesError, DetectError, UsageError
 from agentminutes.export import dataset, schemas
 from agentminutes.export.dataset import Entry, Fingerprint, Manifest, RunRecord
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Stage
+
+if TYPE_CHECKING:
+    from agentminutes.stages.detectors import DetectorSet
 
 __all__ = ("ExportOptions", "ExportResult", "export_chunk", "export_command", "export_dataset")
 
@@ -50,6 +54,12 @@ CHUNK_FILES: Final = 64
 CHUNK_BYTES: Final = 32 << 20
 #: How often the manifest is saved while chunks complete (it is always saved at the end).
 SAVE_EVERY_S: Final = 2.0
+#: Work this small (transcripts to export, and bytes of them and of part files to rewrite)
+#: runs in this process: starting worker processes, each importing pyarrow and the
+#: parsers, costs more than a second; an incremental run that touches a few files would
+#: spend most of its time on that.
+INLINE_FILES: Final = 16
+INLINE_BYTES: Final = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -70,16 +80,21 @@ class ExportOptions:
     redact_key: str = ""
 
     def stages(self) -> list[Stage]:
-        """The stage chain a worker runs each transcript through."""
-        from agentminutes.stages import build_stages, redact
+        """The stage chain a worker runs each transcript through.
+
+        The redaction's detectors are compiled once per process (see
+        :func:`_detector_set`); each call gets its own stage, with its own counts.
+        """
+        from agentminutes.stages import build_stages
+        from agentminutes.stages.redact import Redaction, Redactor
 
         redaction = None
         if self.redact:
-            redaction = redact(
-                patterns=self.redact_patterns,
-                config=self.redact_config or None,
-                key=bytes.fromhex(self.redact_key) or None,
+            detectors = _detector_set(
+                self.redact_patterns, self.redact_config, _file_state(self.redact_config)
             )
+            key = bytes.fromhex(self.redact_key) or secrets.token_bytes(32)
+            redaction = Redaction(Redactor(detectors, key))
         return build_stages(
             promote=self.promote, max_payload_bytes=self.max_payload_bytes, redaction=redaction
         )
@@ -104,6 +119,30 @@ class ExportOptions:
             "redact_patterns": list(self.redact_patterns),
             "redact_config": self.redact_config,
         }
+
+
+def _file_state(path: str) -> tuple[int, int]:
+    """A config file's size and modification time: an edited file is read again."""
+    if not path:
+        return (0, 0)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, 0)  # redact() says why it cannot be read
+    return (st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _detector_set(patterns: tuple[str, ...], config: str, state: tuple[int, int]) -> DetectorSet:
+    """The redaction's detectors, compiled once per process and options.
+
+    Compiling the built-in detectors' expressions (both text and bytes forms) costs
+    about as much as exporting a small transcript; a worker exports hundreds.
+    *state* is the config file's (see :func:`_file_state`), part of the cache key.
+    """
+    from agentminutes.stages import redact
+
+    return redact(patterns=patterns, config=config or None).redactor.detectors
 
 
 # -- the worker side ------------------------------------------------------------------------------
@@ -645,15 +684,16 @@ def export_dataset(
     jobs = jobs or default_jobs()
     run = dataset.new_run_id()
     stream = sys.stderr
-    bar = _Progress(stream, progress, len(work), sum(i.size for i, _ in work))
-    pool: ProcessPoolExecutor | _Inline = (
-        _pool(min(jobs, max(1, len(work)))) if jobs > 1 and len(work) > 1 else _Inline()
-    )
+    nbytes = sum(i.size for i, _ in work)
+    bar = _Progress(stream, progress, len(work), nbytes)
+    affected = sorted({rel for path in changed for rel in manifest.transcripts[path].files})
+    workers = _workers(jobs, len(work), len(affected), nbytes + _sizes(folder, affected))
+    pool: ProcessPoolExecutor | _Inline = _pool(workers) if workers else _Inline()
     worker_rss = 0
     try:
         if changed:
             result.replaced = len(changed)
-            _replace(folder, manifest, changed, run, pool)
+            _replace(folder, manifest, changed, affected, run, pool)
         fingerprints = {i.path: fp for i, fp in work}
         chunks = _chunks([i for i, _ in work], jobs)
         pending: set[Future[ChunkResult]] = set()
@@ -692,6 +732,7 @@ def export_dataset(
         started=started_at,
         wall_s=round(result.wall_s, 3),
         jobs=jobs,
+        workers=workers,
         transcripts=result.transcripts,
         exported=result.exported,
         unchanged=result.unchanged,
@@ -764,17 +805,36 @@ def _commit(
             result.skipped += 1
 
 
+def _workers(jobs: int, files: int, rewrites: int, nbytes: int) -> int:
+    """Worker processes for a run: none (this process) for one task or little work."""
+    if jobs <= 1 or files + rewrites <= 1:
+        return 0
+    if files <= INLINE_FILES and nbytes <= INLINE_BYTES:
+        return 0
+    return min(jobs, max(1, files, rewrites))
+
+
+def _sizes(folder: str, rels: Sequence[str]) -> int:
+    total = 0
+    for rel in rels:
+        try:
+            total += os.stat(os.path.join(folder, rel)).st_size
+        except OSError:
+            continue  # rewriting it says what is wrong
+    return total
+
+
 def _replace(
     folder: str,
     manifest: Manifest,
     changed: list[str],
+    affected: list[str],
     run: str,
     pool: ProcessPoolExecutor | _Inline,
 ) -> None:
-    """Take the rows of *changed* transcripts out of the dataset, and commit that."""
+    """Take the rows of *changed* transcripts out of *affected* part files, and commit that."""
     owners = manifest.owners()
     drop = set(changed)
-    affected = sorted({rel for path in changed for rel in manifest.transcripts[path].files})
     jobs = [
         RewriteJob(folder, rel, sorted(drop & set(owners[rel])), f"{run}-r{i:05d}")
         for i, rel in enumerate(affected)

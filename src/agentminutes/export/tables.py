@@ -214,25 +214,36 @@ def _json_array(storage: pa.Array) -> pa.Array:
     return pa.ExtensionArray.from_storage(pa.json_(pa.string()), storage)
 
 
+#: The ``events`` columns a row tuple of :meth:`_Session.add` holds, in order (one tuple
+#: per event, turned into columns once per batch: one append per event, not one per column).
+_ROW_COLUMNS: Final = (
+    "seq",
+    "kind",
+    "timestamp",
+    "event_id",
+    "parent_id",
+    "message_id",
+    "agent_id",
+    "model",
+    "tool_name",
+    "tool_kind",
+    "tool_call_id",
+    "is_error",
+    "subtype",
+    "line",
+    "end_line",
+)
+_first_row_column = schemas.EVENTS.names.index(_ROW_COLUMNS[0])
+# The tuple's order is the schema's: a column added to the schema must be added here.
+assert tuple(schemas.EVENTS.names[_first_row_column:-1]) == _ROW_COLUMNS
+_ROW_TYPES: Final = tuple(schemas.EVENTS.field(name).type for name in _ROW_COLUMNS)
+
+
 @dataclass
 class _EventColumns:
-    """Column lists of the ``events`` rows not yet handed out."""
+    """The ``events`` rows not yet handed out: a tuple per row, the payloads as one buffer."""
 
-    seq: list[int] = field(default_factory=list)
-    kind: list[str] = field(default_factory=list)
-    ts: list[int | None] = field(default_factory=list)
-    event_id: list[str | None] = field(default_factory=list)
-    parent_id: list[str | None] = field(default_factory=list)
-    message_id: list[str | None] = field(default_factory=list)
-    agent_id: list[str | None] = field(default_factory=list)
-    model: list[str | None] = field(default_factory=list)
-    tool_name: list[str | None] = field(default_factory=list)
-    tool_kind: list[str | None] = field(default_factory=list)
-    tool_call_id: list[str | None] = field(default_factory=list)
-    is_error: list[bool | None] = field(default_factory=list)
-    subtype: list[str | None] = field(default_factory=list)
-    line: list[int | None] = field(default_factory=list)
-    end_line: list[int | None] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
     payload: bytearray = field(default_factory=bytearray)
     offsets: array[int] = field(default_factory=lambda: array("i", [0]))
 
@@ -264,6 +275,7 @@ class _Session:
         encode_into = self.encoder.encode_into
         payload = c.payload
         offsets = c.offsets
+        row = c.rows.append
         to_ns = timestamps.to_ns
         stats_add = self.stats.add
         for ev in events:
@@ -318,25 +330,29 @@ class _Session:
                 if req.origin != EventKind.ASSISTANT_MESSAGE:
                     self._folded_request(seq, ev, req)
             prov = ev.provenance
-            c.seq.append(seq)
-            c.kind.append(kind)
-            c.ts.append(None if ns is None else ns // 1000)
-            c.event_id.append(ev.id or None)
-            c.parent_id.append(ev.parent_id or None)
-            c.message_id.append(ev.message_id or None)
-            c.agent_id.append(agent or None)
-            c.model.append(model)
-            c.tool_name.append(tool_name)
-            c.tool_kind.append(tool_kind)
-            c.tool_call_id.append(call_id)
-            c.is_error.append(is_error)
-            c.subtype.append(subtype)
+            line = end_line = None
             if prov is not None:
-                c.line.append(prov.line)
-                c.end_line.append(prov.end_line or prov.line)
-            else:
-                c.line.append(None)
-                c.end_line.append(None)
+                line = prov.line
+                end_line = prov.end_line or line
+            row(
+                (
+                    seq,
+                    kind,
+                    None if ns is None else ns // 1000,
+                    ev.id or None,
+                    ev.parent_id or None,
+                    ev.message_id or None,
+                    agent or None,
+                    model,
+                    tool_name,
+                    tool_kind,
+                    call_id,
+                    is_error,
+                    subtype,
+                    line,
+                    end_line,
+                )
+            )
             encode_into(getattr(ev, kind, None), payload, -1)
             offsets.append(len(payload))
             if len(offsets) > BATCH_ROWS or len(payload) >= BATCH_BYTES:
@@ -344,6 +360,7 @@ class _Session:
                 c = self.cols  # a fresh set of columns: the batch keeps the old buffers
                 payload = c.payload
                 offsets = c.offsets
+                row = c.rows.append
 
     def _result(self, call: _Call, ev: Event, ns: int | None) -> None:
         tr = ev.tool_result
@@ -448,29 +465,16 @@ class _Session:
 
     def _events_batch(self) -> pa.RecordBatch:
         c = self.cols
-        n = len(c.seq)
+        n = len(c.rows)
         string = pa.string()
         storage = pa.Array.from_buffers(
             string, n, [None, pa.py_buffer(c.offsets), pa.py_buffer(c.payload)]
         )
+        columns = zip(*c.rows, strict=True)
         arrays = [
             *self._ident(n),
             pa.array([self.meta.harness_version or None] * n, string),
-            pa.array(c.seq, pa.int64()),
-            pa.array(c.kind, string),
-            pa.array(c.ts, pa.timestamp("us", tz="UTC")),
-            pa.array(c.event_id, string),
-            pa.array(c.parent_id, string),
-            pa.array(c.message_id, string),
-            pa.array(c.agent_id, string),
-            pa.array(c.model, string),
-            pa.array(c.tool_name, string),
-            pa.array(c.tool_kind, string),
-            pa.array(c.tool_call_id, string),
-            pa.array(c.is_error, pa.bool_()),
-            pa.array(c.subtype, string),
-            pa.array(c.line, pa.int64()),
-            pa.array(c.end_line, pa.int64()),
+            *(pa.array(col, t) for col, t in zip(columns, _ROW_TYPES, strict=True)),
             _json_array(storage),
         ]
         self.cols = _EventColumns()
@@ -481,7 +485,7 @@ class _Session:
         if self.folder is not None:
             for req in self.folder.finish():  # Codex rows that never learned their model
                 self._folded_request(max(self.seq - 1, 0), None, req)
-        if self.cols.seq:
+        if self.cols.rows:
             yield "events", self._events_batch()
         yield "sessions", self._sessions_batch(skipped, title)
         if self.calls:
