@@ -44,12 +44,21 @@ UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 CLI = [sys.executable, "-m", "agentminutes"]
 
 
-def run(argv: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, int]:
-    """Run *argv*; return (wall seconds, peak RSS in MB, exit status)."""
+def run(
+    argv: list[str], stdout: int | None = subprocess.DEVNULL
+) -> tuple[float, float, int, float]:
+    """Run *argv*; return (wall seconds, peak RSS in MB, exit status, CPU seconds).
+
+    The CPU seconds (user + system, from ``wait4``) are the process's and those of its
+    children it waited for; on a machine shared with other work they vary less than
+    the wall time.
+    """
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), cpu
 
 
 def sources(corpus: Path, limit_bytes: int) -> list[Path]:
@@ -102,13 +111,16 @@ def fleet(args: argparse.Namespace) -> int:
     total_mb = sum(p.stat().st_size for p in paths) / 1e6
     print(f"{len(paths)} transcripts ({total_mb:.0f} MB) from {len(srcs)} corpus sources in {work}")
 
-    wall, _, code = run([*CLI, "export", str(src_dir), "--to", str(ds), "--jobs", str(args.jobs)])
+    wall, _, code, _ = run(
+        [*CLI, "export", str(src_dir), "--to", str(ds), "--jobs", str(args.jobs)]
+    )
     info = last_run(ds)
     print(
         f"export --jobs {args.jobs}: {wall:.1f} s wall (exit {code}), {info['exported']} exported, "
         f"{info['failed']} failed, {info['events']} events; peak RSS parent "
         f"{int(info['parent_max_rss_kb']) / 1024:.0f} MB, worker "  # type: ignore[call-overload]
         f"{int(info['worker_max_rss_kb']) / 1024:.0f} MB"  # type: ignore[call-overload]
+        f"; load average {os.getloadavg()[0]:.1f}"
     )
 
     sample = paths if not args.sample else paths[:: max(1, len(paths) // args.sample)]
@@ -124,11 +136,15 @@ def fleet(args: argparse.Namespace) -> int:
 
     for p in paths[:: max(1, len(paths) // 10)][:10]:
         os.utime(p)
-    again, _, code = run([*CLI, "export", str(src_dir), "--to", str(ds), "--jobs", str(args.jobs)])
+    again, _, code, cpu = run(
+        [*CLI, "export", str(src_dir), "--to", str(ds), "--jobs", str(args.jobs)]
+    )
     info = last_run(ds)
     print(
-        f"re-run after touching 10: {again:.2f} s wall (exit {code}), {info['exported']} exported, "
-        f"{info['unchanged']} unchanged = {100 * again / wall:.1f} % of the first run"
+        f"re-run after touching 10: {again:.2f} s wall ({cpu:.2f} s CPU, "
+        f"{info.get('workers', 0)} workers; exit {code}), {info['exported']} exported, "
+        f"{info['unchanged']} unchanged = {100 * again / wall:.1f} % of the first run; "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
@@ -140,7 +156,7 @@ def big(args: argparse.Namespace) -> int:
     size = os.path.getsize(path) / 1e6
     convert, export = [], []
     with tempfile.TemporaryDirectory(prefix="bench-export-big-") as tmp:
-        for i in range(max(3, args.runs)):
+        for i in range(max(1, args.runs)):
             convert.append(run([*CLI, "convert", "--format", "jsonl", path]))
             ds = os.path.join(tmp, f"ds{i}")
             export.append(run([*CLI, "export", path, "--to", ds]))
@@ -149,10 +165,12 @@ def big(args: argparse.Namespace) -> int:
         codes = {r[2] for r in runs}
         print(
             f"{name:<22} {statistics.median(r[0] for r in runs):6.2f} s  "
+            f"{statistics.median(r[3] for r in runs):6.2f} s CPU  "
             f"{statistics.median(r[1] for r in runs):6.0f} MB  (exit {codes}, {size:.0f} MB input)"
         )
     ratio = statistics.median(r[0] for r in export) / statistics.median(r[0] for r in convert)
-    print(f"export / convert = {ratio:.2f}")
+    cpu = statistics.median(r[3] for r in export) / statistics.median(r[3] for r in convert)
+    print(f"export / convert = {ratio:.2f} (CPU {cpu:.2f}); load average {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -32,6 +32,7 @@ import os
 import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -250,6 +251,11 @@ class PartWriter:
         self._owners: dict[str, set[str]] = {}
         self._flushed: dict[str, set[str]] = {}
         self._buffered = 0
+        # Row groups are encoded and compressed on a thread of their own (pyarrow lets go
+        # of the GIL while it writes), one at a time, while parsing goes on.
+        self._thread: ThreadPoolExecutor | None = None
+        self._writing: Future[None] | None = None
+        self._broken: BaseException | None = None
 
     def add(self, transcript: str, table: str, batch: pa.RecordBatch) -> None:
         """Buffer *batch* (rows of *transcript* in *table*) for its partition's file."""
@@ -287,13 +293,25 @@ class PartWriter:
                 path, schemas.file_schema(schemas.SCHEMAS[table]), compression=COMPRESSION
             )
             self._writers[rel] = writer
-        writer.write_table(
-            pa.Table.from_batches([b for _, b in buf.batches], schema=writer.schema),
-            row_group_size=1 << 30,
-        )
+        table = pa.Table.from_batches([b for _, b in buf.batches], schema=writer.schema)
+        self._wait()  # one row group in flight: memory stays bounded
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentminutes-parquet")
+        self._writing = self._thread.submit(writer.write_table, table, row_group_size=1 << 30)
         self._flushed.setdefault(rel, set()).update(t for t, _ in buf.batches)
         self._buffered -= buf.nbytes
         buf.batches, buf.rows, buf.nbytes = [], 0, 0
+
+    def _wait(self) -> None:
+        """Wait for the row group being written (its error, if any, is raised here)."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            try:
+                writing.result()
+            except BaseException as exc:
+                # Rows of several transcripts are lost with it: the chunk fails at close.
+                self._broken = exc
+                raise
 
     def discard(self, transcript: str) -> None:
         """Drop the buffered rows of *transcript* (what was flushed stays; see :meth:`flushed`)."""
@@ -315,8 +333,16 @@ class PartWriter:
 
     def close(self) -> dict[str, list[str]]:
         """Write what is buffered, close the files; return each file with its transcripts."""
-        for rel in list(self._buffers):
-            self._flush(rel, rel.split("/", 1)[0])
+        try:
+            for rel in list(self._buffers):
+                self._flush(rel, rel.split("/", 1)[0])
+            self._wait()
+        finally:
+            if self._thread is not None:
+                self._thread.shutdown(wait=True)
+                self._thread = None
+        if self._broken is not None:
+            raise self._broken
         for writer in self._writers.values():
             writer.close()
         return {rel: sorted(self._owners[rel]) for rel in self._writers if self._owners[rel]}
