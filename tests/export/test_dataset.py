@@ -24,6 +24,13 @@ def _count(folder: Path, table: str, where: str = "true") -> int:
     return int(rows[0][0])
 
 
+def _workers(folder: Path) -> int:
+    manifest = dataset.Manifest.load(str(folder))
+    assert manifest is not None
+    assert manifest.last_run is not None
+    return manifest.last_run.workers
+
+
 def test_duckdb_counts_what_the_library_parses() -> None:
     folder = fixtures_dataset()
     manifest = json.loads((folder / "_manifest.json").read_text(encoding="utf-8"))
@@ -137,6 +144,7 @@ def test_a_rerun_exports_only_new_and_changed_transcripts(tmp_path: Path) -> Non
     first = export_dataset([src], to=ds, jobs=2)
     assert first.exported > 20
     assert first.failed == 0
+    assert _workers(ds) == 2
     events = _count(ds, "events")
     again = export_dataset([src], to=ds, jobs=2)
     assert (again.exported, again.unchanged) == (0, first.transcripts)
@@ -151,6 +159,8 @@ def test_a_rerun_exports_only_new_and_changed_transcripts(tmp_path: Path) -> Non
     third = export_dataset([src], to=ds, jobs=2)
     assert third.exported == 3
     assert third.replaced == 2
+    # Three transcripts and a few part files: not worth starting worker processes for.
+    assert _workers(ds) == 0
     assert third.unchanged == first.transcripts - 2
     # Exactly their rows were replaced: no copies, and the grown one has its new event.
     for path in (grown, touched, src / "new.jsonl"):

@@ -77,3 +77,30 @@ def test_usage_errors_are_one_line(cli, tmp_path: Path) -> None:  # type: ignore
     ]
     out = cli("export", CC, "--to", tmp_path / "ds", "--jobs", "0")
     assert out.stderr.decode().splitlines() == ["Error: --jobs must be at least 1"]
+
+
+def test_transcripts_get_their_own_redaction_over_one_compiled_detector_set(
+    tmp_path: Path,
+) -> None:
+    from agentminutes.export.runner import ExportOptions
+    from agentminutes.stages import Redaction
+
+    config = tmp_path / "redact.toml"
+    config.write_text("[[redact.pattern]]\nname = \"ticket\"\nregex = 'TICKET-[0-9]{6}'\n")
+    options = ExportOptions(redact_config=str(config), redact_key="ab" * 32)
+
+    def redaction() -> Redaction:
+        return next(s for s in options.stages() if isinstance(s, Redaction))
+
+    first, second = redaction(), redaction()
+    assert first is not second
+    assert first.counts is not second.counts  # each chunk tallies its own
+    assert first.redactor.detectors is second.redactor.detectors  # compiled once
+    assert first.redactor.text("see TICKET-123456").startswith("see [REDACTED:ticket:")
+    assert first.redactor.text("x") == second.redactor.text("x")
+    # An edited config is read again.
+    config.write_text("[[redact.pattern]]\nname = \"ticket\"\nregex = 'CASE-[0-9]{6}'\n")
+    third = redaction()
+    assert third.redactor.detectors is not first.redactor.detectors
+    assert third.redactor.text("see CASE-123456").startswith("see [REDACTED:ticket:")
+    assert third.redactor.text("see TICKET-123456") == "see TICKET-123456"

@@ -14,7 +14,8 @@ A run goes:
 4. **Export** — the transcripts, in chunks, each chunk in one worker process
    (``--jobs``; one transcript at a time per worker, its events streamed to the part
    files, so memory stays bounded by one transcript per worker); each finished chunk
-   is committed to the manifest.
+   is committed to the manifest. A run with little work (:data:`INLINE_FILES`,
+   :data:`INLINE_BYTES`) runs in this process: starting workers would cost more.
 
 A transcript that cannot be exported gets a ``failures`` row and an error line on
 stderr; the run goes on and ends with exit status 1.
@@ -687,7 +688,7 @@ def export_dataset(
     nbytes = sum(i.size for i, _ in work)
     bar = _Progress(stream, progress, len(work), nbytes)
     affected = sorted({rel for path in changed for rel in manifest.transcripts[path].files})
-    workers = _workers(jobs, len(work), len(affected), nbytes + _sizes(folder, affected))
+    workers = _workers(jobs, len(work), nbytes + _sizes(folder, affected))
     pool: ProcessPoolExecutor | _Inline = _pool(workers) if workers else _Inline()
     worker_rss = 0
     try:
@@ -805,13 +806,16 @@ def _commit(
             result.skipped += 1
 
 
-def _workers(jobs: int, files: int, rewrites: int, nbytes: int) -> int:
-    """Worker processes for a run: none (this process) for one task or little work."""
-    if jobs <= 1 or files + rewrites <= 1:
+def _workers(jobs: int, files: int, nbytes: int) -> int:
+    """Worker processes for a run: none (this process) for one transcript or little work.
+
+    *nbytes* counts the transcripts to parse and the part files to rewrite.
+    """
+    if jobs <= 1 or files <= 1:
         return 0
     if files <= INLINE_FILES and nbytes <= INLINE_BYTES:
         return 0
-    return min(jobs, max(1, files, rewrites))
+    return min(jobs, files)
 
 
 def _sizes(folder: str, rels: Sequence[str]) -> int:
