@@ -10,11 +10,11 @@ reference implementation does.
 
 from __future__ import annotations
 
-import calendar
 import functools
 import re
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Final
 
 __all__ = (
     "format_local_ns",
@@ -78,16 +78,24 @@ def _go_form(value: str, m: re.Match[str]) -> str:
     return value[:19] + ("." + frac if frac else "") + zone
 
 
+#: ``date(1970, 1, 1).toordinal()``.
+_EPOCH_ORDINAL: Final = 719_163
+
+
 def _day_exists(year: int, month: int, day: int) -> bool:
     if day > _DAYS[month - 1]:
         return False
-    return not (month == 2 and day == 29 and not calendar.isleap(year))
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return not (month == 2 and day == 29 and not leap)
 
 
 @functools.lru_cache(maxsize=256)
 def _day_start(date: str) -> int:
     """Seconds since the epoch at 00:00 UTC of ``YYYY-MM-DD``."""
-    return calendar.timegm((int(date[:4]), int(date[5:7]), int(date[8:10]), 0, 0, 0, 0, 0, 0))
+    # calendar.timegm's arithmetic, without importing calendar (it loads locale): every
+    # command that reads a transcript imports this module.
+    first = datetime(int(date[:4]), int(date[5:7]), 1).toordinal()
+    return (first - _EPOCH_ORDINAL + int(date[8:10]) - 1) * 86_400
 
 
 #: The last instant computed: the events of one record share their timestamp.

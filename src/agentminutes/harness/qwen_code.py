@@ -63,6 +63,9 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._export import as_str, decode_object
+from agentminutes.harness._qwen_records import RECORD_TYPES, is_qwen_record
+from agentminutes.harness._qwen_records import Record as _Record
+from agentminutes.harness._qwen_records import decode_record as _decode_record
 from agentminutes.harness.base import (
     SNIFF_BYTES,
     SNIFF_RECORDS,
@@ -92,9 +95,6 @@ from agentminutes.timestamps import valid_timestamp
 __all__ = ("TOOL_KINDS", "QwenCodeAdapter")
 
 HARNESS: Final = "qwen-code"
-
-#: The record types of the JSONL recording.
-RECORD_TYPES: Final = frozenset({"user", "assistant", "tool_result", "system"})
 
 #: Native tool names mapped onto ACP tool kinds; any other name is ``other``.
 TOOL_KINDS: Final[dict[str, str]] = {
@@ -128,32 +128,6 @@ _SYSTEM_TEXT: Final[dict[str, str]] = {
     "notification": "displayText",
     "session_model": "modelId",
 }
-
-
-class _Message(msgspec.Struct):
-    role: str | None = None
-    parts: Raw = NO_RAW
-
-
-class _Record(msgspec.Struct, rename="camel"):
-    """A JSONL record: the fields that steer parsing; payloads stay raw."""
-
-    uuid: str | None = None
-    parent_uuid: str | None = None
-    session_id: str | None = None
-    timestamp: str | None = None
-    type: str | None = None
-    subtype: str | None = None
-    cwd: str | None = None
-    version: str | None = None
-    git_branch: str | None = None
-    model: str | None = None
-    message: _Message | None = None
-    usage_metadata: Raw = NO_RAW
-    tool_call_result: Raw = NO_RAW
-    system_payload: Raw = NO_RAW
-    agent_id: str | None = None
-    is_sidechain: bool | None = None
 
 
 class _Part(msgspec.Struct, rename="camel"):
@@ -203,7 +177,6 @@ class _Usage(msgspec.Struct, rename="camel"):
     total_token_count: int = 0
 
 
-_decode_record = msgspec.json.Decoder(_Record).decode
 _decode_parts = msgspec.json.Decoder(list[Raw] | None).decode
 _decode_part = msgspec.json.Decoder(_Part).decode
 _decode_call = msgspec.json.Decoder(_FunctionCall).decode
@@ -220,19 +193,6 @@ _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 _MAPPED_USAGE: Final = frozenset(
     {"promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount"}
 )
-
-
-def is_qwen_record(line: bytes) -> bool:
-    """Whether *line* is a record of a Qwen Code JSONL recording (cheap, for detection)."""
-    try:
-        rec = _decode_record(line)
-    except _DECODE_ERRORS:
-        return False
-    if not (rec.uuid and rec.session_id and rec.type in RECORD_TYPES):
-        return False
-    if rec.type == "system":
-        return bool(rec.system_payload)  # Claude Code's system records have no payload object
-    return rec.message is not None and bool(rec.message.parts)
 
 
 class _Rejected(Exception):

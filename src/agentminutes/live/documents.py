@@ -25,7 +25,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from agentminutes.errors import UsageError
+from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness import ParseOptions
 from agentminutes.live.follower import Mark
 from agentminutes.pipeline.batch import Batch
@@ -132,6 +132,42 @@ class DocumentFollower:
                 yield batch
 
 
+def _line_transcript(path: str, harness: str) -> bool:
+    """Whether *path* is a regular file that is surely no document source.
+
+    Told from its first bytes as :func:`~agentminutes.pipeline.documents.route`
+    tells it (no container, no document format detected), without loading
+    the document pipeline: a follower of one transcript writes its first
+    events sooner. ``False`` sends *path* on to ``route``, which decides.
+    """
+    from agentminutes.harness import (
+        SNIFF_BYTES,
+        detect,
+        document_adapter_class,
+        is_document_adapter,
+    )
+    from agentminutes.pipeline.sources import container_of
+
+    if not os.path.isfile(path):
+        return False
+    if harness not in ("", "auto"):
+        return document_adapter_class(harness) is None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError:
+        return False
+    if container_of(head) is not None:
+        return False
+    if not head:
+        return True
+    try:
+        cls, _ = detect(head)
+    except DetectError:
+        return True  # no format at all: the line follower reports it
+    return not is_document_adapter(cls)
+
+
 def document_follower(
     paths: list[str],
     *,
@@ -151,7 +187,7 @@ def document_follower(
     if len(paths) != 1:
         return None
     path = os.path.abspath(os.path.expanduser(paths[0]))
-    if not os.path.exists(path):
+    if not os.path.exists(path) or _line_transcript(path, harness):
         return None
     from agentminutes.errors import AgentminutesError
     from agentminutes.pipeline.documents import route

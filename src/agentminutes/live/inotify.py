@@ -21,14 +21,16 @@ What the kernel tells and this module relies on:
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import struct
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import ctypes
 
 __all__ = ("Changes", "InotifyTree", "inotify_available")
 
@@ -71,6 +73,10 @@ _libc: ctypes.CDLL | None = None
 def _lib() -> ctypes.CDLL:
     global _libc
     if _libc is None:
+        # Imported here, when a watch is first set: a follower writes what is on disk
+        # before that, and ctypes is a few milliseconds of its start.
+        import ctypes
+
         # The process's own symbols include the C library's (no ctypes.util lookup: it
         # imports half the standard library).
         lib = ctypes.CDLL(None, use_errno=True)
@@ -95,6 +101,8 @@ def inotify_available() -> bool:
 
 
 def _oserror(what: str, path: str = "") -> OSError:
+    import ctypes
+
     code = ctypes.get_errno()
     return OSError(code, f"{what}: {os.strerror(code)}", path or None)
 

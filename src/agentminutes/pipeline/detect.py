@@ -8,7 +8,7 @@ import sys
 from agentminutes.errors import SourceError
 from agentminutes.harness import SNIFF_BYTES, Confidence
 from agentminutes.harness import detect as detect_head
-from agentminutes.pipeline.sources import open_error
+from agentminutes.pipeline.sources import container_of, open_error
 
 __all__ = ("detect", "detect_source", "read_head")
 
@@ -39,8 +39,6 @@ def detect(source: str | os.PathLike[str]) -> tuple[str, str]:
 
 def detect_source(source: str, head: bytes) -> tuple[str, Confidence]:
     """Grade *head*; a ZIP or database is graded by what it holds (see ``_documents``)."""
-    from agentminutes.pipeline.documents import container_of
-
     kind = container_of(head)
     if kind is None:
         cls, confidence = detect_head(head)

@@ -60,7 +60,13 @@ from agentminutes.pipeline.conversion import (
     open_sync_chunks,
     source_name,
 )
-from agentminutes.pipeline.sources import is_stream, open_error
+from agentminutes.pipeline.sources import (
+    SQLITE_MAGIC,
+    ZIP_MAGIC,
+    container_of,
+    is_stream,
+    open_error,
+)
 from agentminutes.schema import Event
 
 if TYPE_CHECKING:
@@ -82,8 +88,6 @@ __all__ = (
     "single_session",
 )
 
-ZIP_MAGIC: Final = b"PK\x03\x04"
-SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 _BOM: Final = b"\xef\xbb\xbf"
 
 
@@ -445,15 +449,6 @@ def _member_route(path: str, head: bytes, named: type[DocumentAdapter] | None) -
             folder, conversation = found
             doc = OpenedDocument(folder, "folder", path=folder)
             return Route(document=doc, adapter=cls, conversation=conversation)
-    return None
-
-
-def container_of(head: bytes) -> str | None:
-    """``"zip"`` or ``"sqlite"`` for a container's head, else ``None``."""
-    if head.startswith(ZIP_MAGIC):
-        return "zip"
-    if head.startswith(SQLITE_MAGIC):
-        return "sqlite"
     return None
 
 

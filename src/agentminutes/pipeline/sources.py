@@ -4,7 +4,9 @@ A line is handed on only once its newline has arrived (or, for a finished
 file, at end of input). Lines are not length-capped: transcripts carry
 multi-megabyte single records, and every log shipper's default cap would lose
 them. The same :class:`LineSplitter` serves whole files, stdin and growing
-files.
+files. A source that is no line transcript but a container (a ZIP archive, a
+SQLite database) is told by its first bytes here (:func:`container_of`),
+without loading the document pipeline that reads one.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from agentminutes.errors import SourceError
 
 __all__ = (
     "CHUNK_BYTES",
+    "SQLITE_MAGIC",
+    "ZIP_MAGIC",
     "LineBatch",
     "LineSplitter",
     "aiter_chunks",
+    "container_of",
     "is_stream",
     "iter_chunks",
     "open_error",
@@ -29,6 +34,10 @@ __all__ = (
 
 #: Read size for transcript files: large enough that a 100 MB file is a few dozen reads.
 CHUNK_BYTES: Final = 1024 * 1024
+
+#: The first bytes of a ZIP archive (a data export) and of a SQLite database (``turns.db``).
+ZIP_MAGIC: Final = b"PK\x03\x04"
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 
 #: A batch of ``(lineno, line)`` pairs: 1-based numbers, lines without their newline.
 LineBatch = list[tuple[int, bytes]]
@@ -91,6 +100,15 @@ class LineSplitter:
         self.lineno += 1
         self.offset += len(line)
         return [(self.lineno, line)]
+
+
+def container_of(head: bytes) -> str | None:
+    """``"zip"`` or ``"sqlite"`` for a container's head, else ``None``."""
+    if head.startswith(ZIP_MAGIC):
+        return "zip"
+    if head.startswith(SQLITE_MAGIC):
+        return "sqlite"
+    return None
 
 
 def open_error(path: str) -> SourceError | None:

@@ -16,7 +16,6 @@ from agentminutes.pipeline.batch import Batch
 if TYPE_CHECKING:
     pass
 from agentminutes.sinks.encoding import Encode
-from agentminutes.sinks.sockets import _socket_target
 
 __all__ = (
     "FileSink",
@@ -153,9 +152,13 @@ def parse_sink_spec(spec: str) -> tuple[str, str, dict[str, str]]:
             raise UsageError(f"--to {spec}: ack must be 1 or 0")
         options["ack"] = "1" if flag in ("", "1", "true", "yes", "on") else ""
     if where.startswith("tcp://"):
+        from agentminutes.sinks.sockets import _socket_target  # not for stdout or a file
+
         _socket_target(where)
         return "tcp", where, options
     if where.startswith("unix:"):
+        from agentminutes.sinks.sockets import _socket_target
+
         _socket_target(where)
         return "unix", where, options
     raise UsageError(

@@ -25,10 +25,8 @@ the line the CLI prints on stderr.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
 import re
-import secrets
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -44,7 +42,8 @@ if TYPE_CHECKING:
 
 # The detectors (their regular expressions compile when imported) are loaded by
 # redact(), when a redaction is built: a command that does not redact -- follow to
-# stdout, convert by default -- does not pay for them at start-up.
+# stdout, convert by default -- does not pay for them at start-up. So are hmac and
+# secrets (which loads random), for the same commands.
 
 __all__ = ("KEY_ENV", "Redaction", "Redactor", "chosen", "redact", "redaction", "summary")
 
@@ -62,8 +61,11 @@ class Redactor:
     """Replaces the secrets in strings, JSON payloads and events; counts them by detector."""
 
     def __init__(self, detectors: DetectorSet, key: bytes) -> None:
+        import hmac
+
         from agentminutes.stages.detectors import _assignment, secret_name
 
+        self._hmac = hmac.new
         self.detectors = detectors
         self._key = key
         self.counts: Counter[str] = Counter()
@@ -72,7 +74,7 @@ class Redactor:
 
     def marker(self, detector: str, secret: str) -> str:
         """The marker that replaces *secret*, found by *detector* (and count it)."""
-        digest = hmac.new(self._key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256)
+        digest = self._hmac(self._key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256)
         self.counts[detector] += 1
         return f"[REDACTED:{detector}:{digest.hexdigest()[:8]}]"
 
@@ -339,6 +341,8 @@ def redact(
     chosen.extend(extra)
     if isinstance(key, str):
         key = key.encode()
+    import secrets
+
     return Redaction(Redactor(DetectorSet(chosen), key or secrets.token_bytes(32)))
 
 

@@ -149,7 +149,7 @@ class ClaudeCodeAdapter(BaseAdapter):
                 return Confidence.POSSIBLE
             return Confidence.NO_MATCH
         kind = rec.type or ""
-        from agentminutes.harness.qwen_code import is_qwen_record
+        from agentminutes.harness._qwen_records import is_qwen_record
 
         if is_qwen_record(first):  # Qwen Code's records share the envelope, not the message shape
             return Confidence.NO_MATCH
