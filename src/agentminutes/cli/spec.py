@@ -36,8 +36,9 @@ runs every command of this table through both paths.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final, Literal
+
+import msgspec
 
 __all__ = (
     "COMMANDS",
@@ -59,8 +60,13 @@ __all__ = (
 Complete = Literal["", "file", "dir", "harness"]
 
 
-@dataclass(frozen=True, slots=True)
-class Option:
+# Structs, not dataclasses: every command reads this table at start-up, and the
+# dataclass decorator writes and compiles each class's methods there (about as long
+# as the rest of the table takes to build). msgspec is loaded by every command that
+# reads a transcript anyway.
+
+
+class Option(msgspec.Struct, frozen=True):
     """One option: its flags, what it holds, how its text becomes a value, and its help."""
 
     flags: tuple[str, ...]
@@ -103,8 +109,7 @@ class Option:
         return "|".join(self.choices) if self.choices else self.metavar
 
 
-@dataclass(frozen=True, slots=True)
-class Argument:
+class Argument(msgspec.Struct, frozen=True):
     """A positional argument: one (``many=False``) or any number of them."""
 
     name: str
@@ -115,8 +120,7 @@ class Argument:
     complete: Complete = "file"
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     """A command: its words (``("drift", "scan")``), help, function, arguments and options."""
 
     words: tuple[str, ...]
@@ -127,8 +131,9 @@ class Command:
     options: tuple[Option, ...] = ()
     #: Paragraphs of ``--help`` after the summary.
     description: str = ""
-    #: Options are looked up by flag; built once.
-    by_flag: dict[str, Option] = field(default_factory=dict, compare=False, repr=False)
+    #: Options are looked up by flag; built once (from *options*, so it never tells two
+    #: commands apart).
+    by_flag: dict[str, Option] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for opt in self.options:
