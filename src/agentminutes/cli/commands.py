@@ -27,7 +27,6 @@ __all__ = (
     "run_archive",
     "run_convert",
     "run_detect",
-    "run_sessions",
     "run_stats",
 )
 
@@ -720,13 +719,6 @@ def run_detect(transcript: str) -> None:
     from agentminutes.cli.detect import detect_command
 
     detect_command(transcript)
-
-
-def run_sessions(*, root: str | None, **values: Any) -> int:
-    """``agentminutes sessions``: list the sessions in the harnesses' folders."""
-    from agentminutes.discovery.sessions import sessions_command
-
-    return sessions_command(root=root or None, **values)
 
 
 def run_archive(

@@ -542,7 +542,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         ("sessions",),
         "List session transcripts in the harnesses' own folders, filtered by identity or time.",
-        run="agentminutes.cli.commands:run_sessions",
+        run="agentminutes.discovery.sessions:sessions_command",
         options=(
             value(
                 "--harness",

@@ -88,9 +88,17 @@ if TYPE_CHECKING:
     DOCUMENT_ADAPTERS: tuple[type[DocumentAdapter], ...]
 
 
+#: The classes :func:`_load` found, by ``module:Class``: detection and ``sessions`` look an
+#: adapter up per file, and ``import_module`` takes the import lock each time.
+_loaded: dict[str, Any] = {}
+
+
 def _load(ref: str) -> Any:
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    cls = _loaded.get(ref)
+    if cls is None:
+        module, _, attr = ref.partition(":")
+        cls = _loaded[ref] = getattr(importlib.import_module(module), attr)
+    return cls
 
 
 def __getattr__(name: str) -> Any:

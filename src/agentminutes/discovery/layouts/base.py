@@ -75,6 +75,9 @@ __all__ = (
 
 #: Read size for identity reads: a transcript's first record is usually a few KiB.
 _HEAD_BYTES: Final = 64 * 1024
+#: The first read of a head: most transcripts open with a record that names the session
+#: in well under this, and splitting 64 KiB into lines costs more than reading it.
+_FIRST_READ_BYTES: Final = 8 * 1024
 
 
 class SessionRef(msgspec.Struct, omit_defaults=True, kw_only=True):
@@ -253,9 +256,11 @@ def read_identity(harness: str, path: str) -> tuple[Meta, str]:
     """
     adapter = adapter_class(harness)(ParseOptions())
     splitter = LineSplitter()
+    size = _FIRST_READ_BYTES
     with open(path, "rb") as f:
         while True:
-            chunk = f.read(_HEAD_BYTES)
+            chunk = f.read(size)
+            size = _HEAD_BYTES
             lines = splitter.push(chunk) if chunk else splitter.flush()
             for item in lines:
                 events = feed_lines(adapter, [item])
