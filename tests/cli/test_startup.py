@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,7 @@ HEAVY = (
     "opentelemetry",
     "google",
     "requests",
+    "calendar",  # with locale: timestamps does calendar's arithmetic itself
 )
 
 PROBE = """
@@ -99,3 +102,109 @@ def test_stdin_still_converts_through_the_async_path() -> None:
         timeout=120,
     )
     assert proc.stdout == direct.stdout
+
+
+def test_detect_loads_one_adapter_family_and_no_document_pipeline() -> None:
+    code, modules, out = imported_by("detect", str(CC))
+    assert code == 0
+    assert out.startswith(b"claude-code\t")
+    # a line transcript is told from a ZIP or a database by its head (pipeline.sources)
+    for module in ("pipeline.documents", "pipeline.conversion", "pipeline.batch"):
+        assert f"agentminutes.{module}" not in modules, module
+    # Claude Code's sniff rules Qwen Code's records out through their Structs alone
+    assert "agentminutes.harness._qwen_records" in modules
+    assert "agentminutes.harness.qwen_code" not in modules
+    # the command table is Structs: the CLI's framework and its helpers stay out
+    assert "agentminutes.cli.commands" not in modules
+
+
+def test_a_zip_or_database_is_still_detected_by_what_it_holds() -> None:
+    db = next((FIXTURES / "turns-db").glob("*.db"))
+    code, modules, out = imported_by("detect", str(db))
+    assert code == 0
+    assert out.startswith(b"turns-db\t")
+    assert "agentminutes.pipeline.documents" in modules
+
+
+#: Runs the CLI's entry point and reports the modules loaded when the first event was
+#: written to stdout (the follower then stops itself with --idle-exit).
+FOLLOW_PROBE = """
+import json, sys
+import agentminutes.sinks.stdout as stdout
+put = stdout.StdoutSink.put
+first = []
+def record(self, batch):
+    put(self, batch)
+    if not first:
+        first.append(sorted(sys.modules))
+stdout.StdoutSink.put = record
+from agentminutes.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print(json.dumps([code, first[0] if first else [], sorted(sys.modules)]), file=sys.stderr)
+"""
+
+#: What follow to stdout needs only once its first events are out (or never).
+LATER = (
+    "asyncio",
+    "anyio",
+    "watchfiles",
+    "ctypes",  # the inotify watch, set after what is on disk was written
+    "socket",  # the socket sinks: only for tcp:// and unix:
+    "selectors",
+    "secrets",  # a redaction's key
+    "random",
+    "hmac",
+    "sqlite3",
+    "zipfile",
+)
+
+
+def test_follow_writes_its_first_event_before_loading_the_event_loop(tmp_path: Path) -> None:
+    target = tmp_path / CC.name
+    shutil.copy(CC, target)
+    proc = subprocess.run(
+        [sys.executable, "-c", FOLLOW_PROBE, "follow", "--idle-exit", "0.3", str(target)],
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    code, at_first, at_end = json.loads(proc.stderr.splitlines()[-1])
+    assert code == 0
+    assert at_first, "no event was written"
+    direct = subprocess.run(
+        [sys.executable, "-m", "agentminutes", "convert", "--format", "jsonl", str(CC)],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    assert proc.stdout == direct.stdout  # the follow wrote the whole transcript
+    loaded = {m for m in at_first if m.split(".")[0] in LATER}
+    assert not loaded, loaded
+    for module in (
+        "agentminutes.pipeline.documents",  # the file is told a line transcript by its head
+        "agentminutes.sinks.sockets",
+        "agentminutes.harness.qwen_code",
+        "agentminutes.stages.detectors",
+    ):
+        assert module not in at_first, module
+    assert "anyio" in at_end  # then the follow went on, in the event loop, to its idle exit
+
+
+def test_sessions_starts_without_the_conversion_commands(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-home-user-work"
+    project.mkdir(parents=True)
+    shutil.copy(CC, project / CC.name)
+    code, modules, out = imported_by(
+        "sessions", "--harness", "claude-code", "--root", str(tmp_path / "projects")
+    )
+    assert code == 0
+    assert out.strip() == str(project / CC.name).encode()
+    for module in (
+        "agentminutes.cli.commands",
+        "agentminutes.pipeline.documents",
+        "agentminutes.stages",
+        "agentminutes.harness.qwen_code",
+    ):
+        assert module not in modules, module
+    assert not {m for m in modules if m.split(".")[0] in HEAVY}

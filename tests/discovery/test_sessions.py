@@ -476,3 +476,23 @@ def test_scan_object_counts(home: Path) -> None:
     )
     assert list(looked_up) == []
     assert looked_up.details() == ["filtered out: 1 outside --since/--until"]
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        # a first record of 21 KB: longer than the first read of a head (8 KiB)
+        "codex/exact2026/rollout-2026-05-07T15-38-21-019e0317-0939-7262-9c00-59e4b98f1c8b-first329.jsonl",
+        "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl",
+    ],
+)
+def test_the_identity_read_from_the_head_is_the_converted_session_meta(relative: str) -> None:
+    from agentminutes.discovery.layouts.base import read_identity
+
+    path = FIXTURES / relative
+    harness = relative.split("/")[0]
+    meta, started = read_identity(harness, str(path))
+    first = next(agentminutes.iter_events(path))
+    assert first.session_meta is not None
+    assert meta == first.session_meta
+    assert started == first.timestamp
