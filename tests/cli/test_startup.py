@@ -157,6 +157,7 @@ LATER = (
     "hmac",
     "sqlite3",
     "zipfile",
+    "pathlib",  # the harnesses' default folders: a named transcript needs none
 )
 
 

@@ -21,7 +21,10 @@ import fnmatch
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = (
     "ROOTS",
@@ -46,15 +49,23 @@ class HarnessRoot:
     archives: Callable[[Mapping[str, str]], list[Path]] | None = None
 
 
+def _path(text: str) -> Path:
+    # pathlib (with urllib.parse and ipaddress) only once a default root is asked for:
+    # a follow of a named transcript writes its first events without it.
+    from pathlib import Path
+
+    return Path(text)
+
+
 def _home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or os.path.expanduser("~"))
+    return _path(env.get("HOME") or os.path.expanduser("~"))
 
 
 def _claude_roots(env: Mapping[str, str]) -> list[Path]:
     # CLAUDE_CONFIG_DIR may list several directories, comma-separated; each has projects/.
     configured = [p.strip() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
     if configured:
-        return [Path(p).expanduser() / "projects" for p in configured]
+        return [_path(p).expanduser() / "projects" for p in configured]
     home = _home(env)
     return [home / ".claude" / "projects", home / ".config" / "claude" / "projects"]
 
@@ -69,10 +80,10 @@ def _cline_roots(env: Mapping[str, str]) -> list[Path]:
     # The CLI keeps tasks in ~/.cline/data/tasks; the extensions in each editor's globalStorage.
     home = _home(env)
     config = env.get("XDG_CONFIG_HOME", "").strip()
-    bases = [Path(config).expanduser() if config else home / ".config"]
+    bases = [_path(config).expanduser() if config else home / ".config"]
     bases.append(home / "Library" / "Application Support")
     if env.get("APPDATA", "").strip():
-        bases.append(Path(env["APPDATA"]))
+        bases.append(_path(env["APPDATA"]))
     roots = [home / ".cline" / "data" / "tasks"]
     roots.extend(
         base / editor / "User" / "globalStorage" / ext / "tasks"
@@ -85,7 +96,7 @@ def _cline_roots(env: Mapping[str, str]) -> list[Path]:
 
 def _codex_home(env: Mapping[str, str]) -> Path:
     codex_home = env.get("CODEX_HOME", "").strip()
-    return Path(codex_home).expanduser() if codex_home else _home(env) / ".codex"
+    return _path(codex_home).expanduser() if codex_home else _home(env) / ".codex"
 
 
 def _codex_roots(env: Mapping[str, str]) -> list[Path]:
@@ -98,7 +109,7 @@ def _codex_archives(env: Mapping[str, str]) -> list[Path]:
 
 def _copilot_home(env: Mapping[str, str]) -> Path:
     copilot_home = env.get("COPILOT_HOME", "")
-    return Path(copilot_home).expanduser() if copilot_home else _home(env) / ".copilot"
+    return _path(copilot_home).expanduser() if copilot_home else _home(env) / ".copilot"
 
 
 def _copilot_roots(env: Mapping[str, str]) -> list[Path]:
@@ -118,27 +129,27 @@ def _antigravity_roots(env: Mapping[str, str]) -> list[Path]:
 def _gemini_roots(env: Mapping[str, str]) -> list[Path]:
     # GEMINI_CLI_HOME stands in for the home directory: state lives in its .gemini/.
     home = env.get("GEMINI_CLI_HOME", "").strip()
-    base = Path(home).expanduser() if home else _home(env)
+    base = _path(home).expanduser() if home else _home(env)
     return [base / ".gemini" / "tmp"]
 
 
 def _pi_roots(env: Mapping[str, str]) -> list[Path]:
     agent_dir = env.get("PI_CODING_AGENT_DIR", "").strip()
-    base = Path(agent_dir).expanduser() if agent_dir else _home(env) / ".pi" / "agent"
+    base = _path(agent_dir).expanduser() if agent_dir else _home(env) / ".pi" / "agent"
     return [base / "sessions"]
 
 
 def _qwen_roots(env: Mapping[str, str]) -> list[Path]:
     # QWEN_RUNTIME_DIR holds the session state; QWEN_HOME relocates the whole ~/.qwen.
     configured = env.get("QWEN_RUNTIME_DIR", "").strip() or env.get("QWEN_HOME", "").strip()
-    base = Path(configured).expanduser() if configured else _home(env) / ".qwen"
+    base = _path(configured).expanduser() if configured else _home(env) / ".qwen"
     return [base / "projects", base / "tmp"]
 
 
 def _opencode_roots(env: Mapping[str, str]) -> list[Path]:
     # XDG_DATA_HOME (default ~/.local/share) holds opencode/ and the Kilo fork's kilo/.
     data = env.get("XDG_DATA_HOME", "").strip()
-    base = Path(data).expanduser() if data else _home(env) / ".local" / "share"
+    base = _path(data).expanduser() if data else _home(env) / ".local" / "share"
     return [base / "opencode", base / "kilo"]
 
 
