@@ -21,6 +21,7 @@ the earlier value, the dict view here keeps only the later one).
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 import sys
 import threading
@@ -119,12 +120,18 @@ def go_utf8(data: bytes) -> str:
 #: Any escape: a backslash and what it escapes, a high surrogate escape with the
 #: low one that may follow. Matching every escape from the left means the
 #: ``ud800`` after an escaped backslash (``\\\\ud800``) is never taken for one.
-_ESCAPE: Final = re.compile(
-    rb"\\(?:(?P<high>u[dD][89abAB][0-9a-fA-F]{2})(?P<pair>\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
-    rb"|(?P<low>u[dD][c-fC-F][0-9a-fA-F]{2})|.)",
-    re.DOTALL,
-)
-#: Whether a line holds a surrogate escape at all (the cheap test before :data:`_ESCAPE`).
+#: Compiled when first needed (a line with a surrogate escape is rare), as are the
+#: UTF-8 expressions below: every command that reads a transcript imports this module.
+@functools.cache
+def _escape() -> re.Pattern[bytes]:
+    return re.compile(
+        rb"\\(?:(?P<high>u[dD][89abAB][0-9a-fA-F]{2})(?P<pair>\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+        rb"|(?P<low>u[dD][c-fC-F][0-9a-fA-F]{2})|.)",
+        re.DOTALL,
+    )
+
+
+#: Whether a line holds a surrogate escape at all (the cheap test before :func:`_escape`).
 SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
@@ -144,7 +151,7 @@ def go_escape_spans(line: bytes) -> tuple[bytes, list[Span]]:
     """
     spans: list[Span] = [
         (m.start(), m.end(), m.group())
-        for m in _ESCAPE.finditer(line)
+        for m in _escape().finditer(line)
         if m.group("low") is not None or (m.group("high") is not None and m.group("pair") is None)
     ]
     if not spans:
@@ -163,14 +170,22 @@ def go_escapes(line: bytes) -> bytes | None:
 
 
 #: A run of valid UTF-8 (no surrogates, no overlong forms), or one byte that is not.
-_UTF8_RUN: Final = re.compile(
-    rb"(?:[\x00-\x7f]|[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]"
-    rb"|[\xe1-\xec\xee\xef][\x80-\xbf]{2}|\xed[\x80-\x9f][\x80-\xbf]"
-    rb"|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2})+"
-    rb"|(?P<bad>.)",
-    re.DOTALL,
-)
-_UTF8_SURROGATE: Final = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+@functools.cache
+def _utf8_run() -> re.Pattern[bytes]:
+    return re.compile(
+        rb"(?:[\x00-\x7f]|[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]"
+        rb"|[\xe1-\xec\xee\xef][\x80-\xbf]{2}|\xed[\x80-\x9f][\x80-\xbf]"
+        rb"|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2})+"
+        rb"|(?P<bad>.)",
+        re.DOTALL,
+    )
+
+
+@functools.cache
+def _utf8_surrogate() -> re.Pattern[bytes]:
+    return re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+
+
 _FFFD: Final = "\ufffd".encode()
 
 
@@ -187,7 +202,8 @@ def go_utf8_spans(line: bytes) -> tuple[bytes, list[Span]]:
     spans: list[Span] = []
     size = 0
     skip = 0
-    for m in _UTF8_RUN.finditer(line):
+    surrogate = _utf8_surrogate()
+    for m in _utf8_run().finditer(line):
         if m.group("bad") is None:
             out.append(m.group())
             size += m.end() - m.start()
@@ -196,7 +212,7 @@ def go_utf8_spans(line: bytes) -> tuple[bytes, list[Span]]:
             skip -= 1
             continue
         at = m.start()
-        half = _UTF8_SURROGATE.match(line, at)
+        half = surrogate.match(line, at)
         if half is not None:
             code = ord(half.group().decode("utf-8", "surrogatepass"))
             out.append(_FFFD * 3)

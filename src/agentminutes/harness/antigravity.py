@@ -52,6 +52,7 @@ belong first. So this adapter has two modes, chosen by
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import itemgetter
@@ -175,10 +176,20 @@ TOOL_KINDS: Final[Mapping[str, str]] = {
     "read_url_content": ToolKind.FETCH,
 }
 
+
 #: The model label of a settings change inside a USER_INPUT (Go RE2 semantics:
 #: ``.`` stops at a newline, ``\s`` is ASCII white space without ``\v``).
-_MODEL: Final = re.compile(r"`Model Selection` from .*? to (.+?)\.[\t\n\f\r ]")
-_EXIT_CODE: Final = re.compile(r"The command exited with code ([0-9]+)\.")
+# Compiled when first needed: detection imports this module for every transcript.
+@functools.cache
+def _model() -> re.Pattern[str]:
+    return re.compile(r"`Model Selection` from .*? to (.+?)\.[\t\n\f\r ]")
+
+
+@functools.cache
+def _exit_code() -> re.Pattern[str]:
+    return re.compile(r"The command exited with code ([0-9]+)\.")
+
+
 _REQUEST_OPEN: Final = "<USER_REQUEST>"
 _REQUEST_CLOSE: Final = "</USER_REQUEST>"
 #: Sort key of steps with no step index (and unreadable lines): after every step.
@@ -385,7 +396,7 @@ class AntigravityAdapter(BaseAdapter):
     ) -> None:
         content = rec.content or ""
         if "`Model Selection`" in content:
-            m = _MODEL.search(content)
+            m = _model().search(content)
             if m is not None:
                 self.model = m[1]
         start = content.find(_REQUEST_OPEN)
@@ -459,7 +470,7 @@ class AntigravityAdapter(BaseAdapter):
             call_id, name = f"step-{rec.step_index}:orphan", ""
         is_error = bool(rec.error)
         if not is_error and name == "run_command":
-            m = _EXIT_CODE.match(content)
+            m = _exit_code().match(content)
             is_error = m is not None and m[1] != "0"
         blocks = [ContentBlock(kind="text", text=content)]
         if rec.media:

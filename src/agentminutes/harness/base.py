@@ -34,8 +34,8 @@ line number stands for line formats (``Provenance.line``, ``on_skip``).
 
 from __future__ import annotations
 
+import functools
 import io
-import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -47,6 +47,7 @@ from agentminutes.errors import ParseError
 from agentminutes.schema import NO_RAW, Event, EventKind, Provenance, Raw, Unknown
 
 if TYPE_CHECKING:
+    import pickle
     import sqlite3
 
 __all__ = (
@@ -284,12 +285,14 @@ class BaseAdapter:
 
     def snapshot(self) -> bytes:
         state = {k: v for k, v in vars(self).items() if k not in self._config_attrs}
+        import pickle
+
         buf = io.BytesIO()
-        _SnapshotPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
+        _snapshot_picklers()[0](buf, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
         return buf.getvalue()
 
     def restore(self, state: bytes) -> None:
-        vars(self).update(_SnapshotUnpickler(io.BytesIO(state)).load())
+        vars(self).update(_snapshot_picklers()[1](io.BytesIO(state)).load())
 
     # -- helpers for subclasses -------------------------------------------
 
@@ -457,22 +460,28 @@ class BaseDocumentAdapter(BaseAdapter):
         return Provenance(line=record, end_line=end or record)
 
 
-class _SnapshotPickler(pickle.Pickler):
-    """Pickles adapter state keeping :data:`~agentminutes.schema.NO_RAW` the singleton.
+@functools.cache
+def _snapshot_picklers() -> tuple[type[pickle.Pickler], type[pickle.Unpickler]]:
+    """The pickler and unpickler of adapter state, made when a follower first saves or resumes.
 
-    msgspec omits a default by identity, so an unpickled copy of the empty
-    ``Raw`` would be written out as an empty (invalid) JSON value.
+    They keep :data:`~agentminutes.schema.NO_RAW` the singleton: msgspec omits a
+    default by identity, so an unpickled copy of the empty ``Raw`` would be
+    written out as an empty (invalid) JSON value. Made here, not with the
+    module, because pickle is a few percent of a ``detect``'s start.
     """
+    import pickle
 
-    def persistent_id(self, obj: Any) -> str | None:
-        return "NO_RAW" if obj is NO_RAW else None
+    class SnapshotPickler(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> str | None:
+            return "NO_RAW" if obj is NO_RAW else None
 
+    class SnapshotUnpickler(pickle.Unpickler):
+        def persistent_load(self, pid: Any) -> Any:
+            if pid == "NO_RAW":
+                return NO_RAW
+            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
 
-class _SnapshotUnpickler(pickle.Unpickler):
-    def persistent_load(self, pid: Any) -> Any:
-        if pid == "NO_RAW":
-            return NO_RAW
-        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+    return SnapshotPickler, SnapshotUnpickler
 
 
 _decode_raw = msgspec.json.Decoder(Raw).decode
