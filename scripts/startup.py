@@ -23,7 +23,11 @@ The children run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` is
 removed from their environment) and one unmeasured run of each command comes
 first, so every module is loaded from its ``.pyc`` as in an installed CLI
 (pip compiles wheels when it installs them); from source, each start would
-also compile every module it imports. The default transcript is a small Claude Code fixture (17 KB). The last
+also compile every module it imports. ``--instructions`` adds what does not move with the load: the instructions
+(valgrind's callgrind, ``Ir``) of one ``python -c pass``, one ``detect`` and one
+``convert`` of the transcript (slow: valgrind runs them some fifty times slower).
+
+The default transcript is a small Claude Code fixture (17 KB). The last
 lines give each median with the load average when the runs ended, since the
 figures move with the machine's load: compare runs taken together. The
 targets (issue 17) are ``detect`` under 100 ms and ``follow``'s first event
@@ -34,7 +38,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -83,6 +89,33 @@ def first_event(argv: list[str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
+def instructions(argv: list[str]) -> int:
+    """The instructions *argv* executes, counted by valgrind's callgrind (load-independent)."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        env=ENV,
+        timeout=600,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"valgrind {shlex.join(argv)}: exit {done.returncode}")
+    return int(found.group(1))
+
+
+def python_argv(ours: list[str]) -> list[str]:
+    """*ours* with its interpreter named, so valgrind follows the Python process itself."""
+    first = shutil.which(ours[0]) or ours[0]
+    with open(first, "rb") as f:
+        shebang = f.readline()
+    if shebang.startswith(b"#!") and b"python" in shebang:
+        return [shebang[2:].decode().strip(), first, *ours[1:]]
+    return [first, *ours[1:]]
+
+
 def real_binary(ref: str) -> list[str]:
     """The Go binary behind the reference's PyPI wrapper script, so its Python start is not timed."""
     lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(ref))), "lib")
@@ -114,6 +147,9 @@ def main() -> int:
     ap.add_argument("--ours", default=default_ours(), help="our CLI command line")
     ap.add_argument("--ref", help="the reference agentminutes (wrapper or binary)")
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument(
+        "--instructions", action="store_true", help="also count instructions (valgrind)"
+    )
     ap.add_argument("transcript", nargs="?", default=str(DEFAULT))
     a = ap.parse_args()
     ours = shlex.split(a.ours)
@@ -146,6 +182,14 @@ def main() -> int:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     for key, values in samples.items():
         print(f"{key:<22} {ms(values)}")
+    if a.instructions:
+        py = python_argv(ours)
+        floor = instructions([sys.executable, "-c", "pass"])
+        print(f"\ninstructions: python -c pass {floor / 1e6:.1f} M", end="")
+        for verb in ("detect", "convert"):
+            count = instructions([*py, verb, path])
+            print(f", {verb} {count / 1e6:.1f} M", end="")
+        print()
     print(
         f"\nstartup: detect {statistics.median(samples['detect']) * 1e3:.0f} ms, "
         f"follow first event {statistics.median(samples['follow first event']) * 1e3:.0f} ms "
