@@ -38,8 +38,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
-import msgspec
-
 __all__ = (
     "COMMANDS",
     "GROUPS",
@@ -60,35 +58,72 @@ __all__ = (
 Complete = Literal["", "file", "dir", "harness"]
 
 
-# Structs, not dataclasses: every command reads this table at start-up, and the
-# dataclass decorator writes and compiles each class's methods there (about as long
-# as the rest of the table takes to build). msgspec is loaded by every command that
-# reads a transcript anyway.
+# Plain classes with slots, neither dataclasses nor Structs: every command reads this
+# table at start-up. The dataclass decorator writes and compiles each class's methods
+# there (95% of the time the table took to build), and msgspec would be loaded for
+# --help and --version, which read no transcript.
 
 
-class Option(msgspec.Struct, frozen=True):
+class Option:
     """One option: its flags, what it holds, how its text becomes a value, and its help."""
 
-    flags: tuple[str, ...]
-    help: str
-    #: ``flag`` (present or not), ``value`` (one, the last given wins) or ``list`` (repeatable).
-    kind: Literal["flag", "value", "list"] = "value"
-    #: The name shown for the value in help and messages (``FILE``); empty for flags.
-    metavar: str = ""
-    default: Any = None
-    #: The values allowed, if only some are; shown in help and completed in the shell.
-    choices: tuple[str, ...] = ()
-    #: Turns the text into the value; raises ValueError with the reason it is refused.
-    convert: Callable[[str], Any] | None = None
-    #: The keyword the command's function takes it as (default: from the long flag).
-    dest: str = ""
-    #: The long flag of another option this one needs (``--root`` needs ``--include-subagents``).
-    requires: str = ""
-    #: Said after a refused value (which command to use instead, …).
-    hint: str = ""
-    required: bool = False
-    hidden: bool = False
-    complete: Complete = ""
+    __slots__ = (
+        "choices",
+        "complete",
+        "convert",
+        "default",
+        "dest",
+        "flags",
+        "help",
+        "hidden",
+        "hint",
+        "kind",
+        "metavar",
+        "required",
+        "requires",
+    )
+
+    def __init__(
+        self,
+        flags: tuple[str, ...],
+        help: str,
+        kind: Literal["flag", "value", "list"] = "value",
+        metavar: str = "",
+        default: Any = None,
+        choices: tuple[str, ...] = (),
+        convert: Callable[[str], Any] | None = None,
+        dest: str = "",
+        requires: str = "",
+        hint: str = "",
+        required: bool = False,
+        hidden: bool = False,
+        complete: Complete = "",
+    ) -> None:
+        self.flags = flags
+        self.help = help
+        #: ``flag`` (present or not), ``value`` (one, the last given wins) or ``list``
+        #: (repeatable).
+        self.kind = kind
+        #: The name shown for the value in help and messages (``FILE``); empty for flags.
+        self.metavar = metavar
+        self.default = default
+        #: The values allowed, if only some are; shown in help and completed in the shell.
+        self.choices = choices
+        #: Turns the text into the value; raises ValueError with the reason it is refused.
+        self.convert = convert
+        #: The keyword the command's function takes it as (default: from the long flag).
+        self.dest = dest
+        #: The long flag of another option this one needs (``--root`` needs
+        #: ``--include-subagents``).
+        self.requires = requires
+        #: Said after a refused value (which command to use instead, …).
+        self.hint = hint
+        self.required = required
+        self.hidden = hidden
+        self.complete: Complete = complete
+
+    def __repr__(self) -> str:
+        return f"Option({self.long})"
 
     @property
     def name(self) -> str:
@@ -109,39 +144,65 @@ class Option(msgspec.Struct, frozen=True):
         return "|".join(self.choices) if self.choices else self.metavar
 
 
-class Argument(msgspec.Struct, frozen=True):
+class Argument:
     """A positional argument: one (``many=False``) or any number of them."""
 
-    name: str
-    metavar: str
-    help: str
-    many: bool = False
-    required: bool = True
-    complete: Complete = "file"
+    __slots__ = ("complete", "help", "many", "metavar", "name", "required")
+
+    def __init__(
+        self,
+        name: str,
+        metavar: str,
+        help: str,
+        many: bool = False,
+        required: bool = True,
+        complete: Complete = "file",
+    ) -> None:
+        self.name = name
+        self.metavar = metavar
+        self.help = help
+        self.many = many
+        self.required = required
+        self.complete: Complete = complete
+
+    def __repr__(self) -> str:
+        return f"Argument({self.name})"
 
 
-class Command(msgspec.Struct, frozen=True):
+class Command:
     """A command: its words (``("drift", "scan")``), help, function, arguments and options."""
 
-    words: tuple[str, ...]
-    summary: str
-    #: ``"module:function"``, imported when the command runs.
-    run: str
-    arguments: tuple[Argument, ...] = ()
-    options: tuple[Option, ...] = ()
-    #: Paragraphs of ``--help`` after the summary.
-    description: str = ""
-    #: Options are looked up by flag; built once (from *options*, so it never tells two
-    #: commands apart).
-    by_flag: dict[str, Option] = msgspec.field(default_factory=dict)
+    __slots__ = ("arguments", "by_flag", "description", "options", "run", "summary", "words")
 
-    def __post_init__(self) -> None:
-        for opt in self.options:
+    def __init__(
+        self,
+        words: tuple[str, ...],
+        summary: str,
+        *,
+        run: str,
+        arguments: tuple[Argument, ...] = (),
+        options: tuple[Option, ...] = (),
+        description: str = "",
+    ) -> None:
+        self.words = words
+        self.summary = summary
+        #: ``"module:function"``, imported when the command runs.
+        self.run = run
+        self.arguments = arguments
+        self.options = options
+        #: Paragraphs of ``--help`` after the summary.
+        self.description = description
+        #: Options are looked up by flag; built once.
+        self.by_flag: dict[str, Option] = {}
+        for opt in options:
             for f in opt.flags:
                 assert f not in self.by_flag, f"{self.path}: {f} declared twice"
                 self.by_flag[f] = opt
-        for opt in self.options:
+        for opt in options:
             assert not opt.requires or opt.requires in self.by_flag, (self.path, opt.requires)
+
+    def __repr__(self) -> str:
+        return f"Command({self.path})"
 
     @property
     def path(self) -> str:
