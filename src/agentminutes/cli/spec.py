@@ -706,7 +706,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
     ),
     Command(
         ("export",),
-        "Export transcripts to a Hive-partitioned Parquet dataset DuckDB reads with no code.",
+        "Export transcripts to a Hive-partitioned Parquet dataset DuckDB reads with no code, "
+        "or to ATIF trajectories (--format atif).",
         run="agentminutes.export.runner:export_command",
         arguments=(
             Argument(
@@ -725,6 +726,15 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "The dataset folder (created if missing).",
                 required=True,
                 complete="dir",
+            ),
+            choice(
+                "--format",
+                ("parquet", "atif"),
+                "parquet",
+                "parquet (the dataset's tables) or atif (an ATIF v1.8 trajectory document per "
+                "session, in DIR/atif/harness=<h>/date=<yyyy-mm-dd>/<session-id>.json, its "
+                "failures in DIR/atif/failures.jsonl; needs no pyarrow).",
+                dest="fmt",
             ),
             HARNESS,
             value(
@@ -764,7 +774,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "DIR/<table>/harness=<h>/date=<yyyy-mm-dd>/part-*.parquet. Run it again to add what is "
         "new or changed: each changed transcript's rows are replaced whole. A transcript that "
         "cannot be exported gets a failures row and an error line; the run goes on and exits 1. "
-        "Needs pyarrow: pip install 'agentminutes-py[parquet]'.",
+        "Parquet needs pyarrow: pip install 'agentminutes-py[parquet]'.",
     ),
     Command(
         ("usage",),

@@ -46,6 +46,7 @@ from typing import Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.export.losses import loss_summary
 from agentminutes.schema import NO_RAW, ContentBlock, Event, EventKind, Origin, Session
 
 __all__ = (
@@ -159,16 +160,10 @@ class LossReport(msgspec.Struct, omit_defaults=True, kw_only=True):
 
     def summary(self) -> str:
         """One line: the counts, then each loss by reason (sorted)."""
-        text = (
+        head = (
             f"{self.total_events} events, {self.projected_events} projected, {self.updates} updates"
         )
-        for label, counts in (
-            ("dropped events", self.dropped_events),
-            ("dropped fields", self.dropped_fields),
-        ):
-            if counts:
-                text += f"; {label}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        return text
+        return loss_summary(head, self.dropped_events, self.dropped_fields)
 
 
 def _one_line(raw: Raw) -> Raw:

@@ -54,6 +54,7 @@ from typing import Any, Final
 
 import msgspec
 
+from agentminutes.export.losses import add_counts, loss_summary
 from agentminutes.export.otel import gen_ai_usage
 from agentminutes.schema import ContentBlock, Event, EventKind, Meta, Origin, Session
 from agentminutes.schema.usage import reported_cost
@@ -88,14 +89,18 @@ class LossReport(msgspec.Struct, omit_defaults=True, kw_only=True):
 
     def summary(self) -> str:
         """One line: the counts, then each loss by reason (sorted)."""
-        text = f"{self.total_events} events, {self.steps} steps, {self.subagents} subagents"
-        for label, counts in (
-            ("dropped events", self.dropped_events),
-            ("dropped fields", self.dropped_fields),
-        ):
-            if counts:
-                text += f"; {label}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        return text
+        head = f"{self.total_events} events, {self.steps} steps, {self.subagents} subagents"
+        return loss_summary(head, self.dropped_events, self.dropped_fields)
+
+    def added(self, other: LossReport) -> LossReport:
+        """This report and *other* summed (many sessions' losses, as one report)."""
+        return LossReport(
+            total_events=self.total_events + other.total_events,
+            steps=self.steps + other.steps,
+            subagents=self.subagents + other.subagents,
+            dropped_events=add_counts(self.dropped_events, other.dropped_events),
+            dropped_fields=add_counts(self.dropped_fields, other.dropped_fields),
+        )
 
 
 class _Losses:

@@ -21,16 +21,13 @@ copy-on-write, committed by saving the manifest (temporary file, fsync, rename):
 A crash between those steps leaves part files the manifest does not name; the next
 run deletes them before it starts, so every row the manifest names is there once.
 Files of this layout that the manifest does not name are never read as rows.
+The manifest itself (shared with the ATIF export) is :mod:`agentminutes.export.manifest`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import hashlib
 import os
-import secrets
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +37,17 @@ import msgspec
 
 from agentminutes.errors import UsageError
 from agentminutes.export import schemas
+from agentminutes.export.manifest import (
+    MANIFEST_NAME,
+    Entry,
+    Fingerprint,
+    Manifest,
+    RunRecord,
+    atomic_write,
+    fingerprint,
+    new_run_id,
+    partition_dir,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -53,129 +61,18 @@ __all__ = (
     "PartWriter",
     "RunRecord",
     "fingerprint",
+    "new_run_id",
     "remove_transcripts",
 )
 
 pa = schemas.require_pyarrow()
 import pyarrow.parquet as pq  # noqa: E402  (after the install check)
 
-MANIFEST_NAME: Final = "_manifest.json"
 SCHEMA_NAME: Final = "_schema.json"
-#: The manifest's own format (not the tables' schema version).
-MANIFEST_FORMAT: Final = 1
-#: Bytes of a transcript's head that its fingerprint hashes.
-HEAD_BYTES: Final = 1024
 #: Rows of one table buffered before a row group is written, and bytes buffered in all.
 ROW_GROUP_ROWS: Final = 65_536
 BUFFER_BYTES: Final = 8 << 20
 COMPRESSION: Final = "zstd"
-
-
-class Fingerprint(msgspec.Struct, frozen=True):
-    """A transcript file's state: a change in any part means its rows are re-exported."""
-
-    size: int
-    mtime_ns: int
-    head: str
-
-
-def fingerprint(path: str) -> Fingerprint:
-    """The file's size, modification time and sha256 of its first KiB (raises ``OSError``)."""
-    with open(path, "rb") as f:
-        st = os.fstat(f.fileno())
-        head = f.read(HEAD_BYTES)
-    return Fingerprint(st.st_size, st.st_mtime_ns, hashlib.sha256(head).hexdigest())
-
-
-class Entry(msgspec.Struct, omit_defaults=True):
-    """One transcript of the dataset: its fingerprint, outcome and where its rows are.
-
-    ``status`` is ``ok`` (rows in the tables), ``failed`` (a ``failures`` row) or
-    ``skipped`` (a file a folder walk met that is no transcript: no rows).
-    """
-
-    fingerprint: Fingerprint
-    status: str
-    harness: str = ""
-    sessions: int = 0
-    events: int = 0
-    files: list[str] = msgspec.field(default_factory=list)
-    error: str = ""
-
-
-class RunRecord(msgspec.Struct, omit_defaults=True):
-    """What the last run did (also read by ``scripts/bench_export.py``)."""
-
-    started: str
-    wall_s: float
-    jobs: int
-    transcripts: int
-    exported: int
-    unchanged: int
-    failed: int
-    skipped: int
-    events: int
-    parent_max_rss_kb: int = 0
-    worker_max_rss_kb: int = 0
-    #: Worker processes started (0: the run was small enough for the calling process).
-    workers: int = 0
-
-
-class Manifest(msgspec.Struct, omit_defaults=True):
-    """``DIR/_manifest.json``: the transcripts of the dataset and the part files they own."""
-
-    format: int = MANIFEST_FORMAT
-    schema_version: str = schemas.SCHEMA_VERSION
-    #: The parse options every row was made with; a run with others would mix them.
-    options: dict[str, object] = msgspec.field(default_factory=dict)
-    transcripts: dict[str, Entry] = msgspec.field(default_factory=dict)
-    last_run: RunRecord | None = None
-
-    @classmethod
-    def load(cls, root: str) -> Manifest | None:
-        """The manifest of the dataset at *root*, or ``None`` for a new dataset.
-
-        Raises:
-            UsageError: the file is not a manifest this version reads.
-        """
-        path = os.path.join(root, MANIFEST_NAME)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
-        try:
-            found = msgspec.json.decode(data, type=Manifest)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise UsageError(f"{path}: not an agentminutes export manifest ({exc})") from None
-        if found.format != MANIFEST_FORMAT:
-            raise UsageError(
-                f"{path}: manifest format {found.format}; this version reads {MANIFEST_FORMAT}"
-            )
-        return found
-
-    def save(self, root: str) -> None:
-        """Write the manifest atomically: temporary file, fsync, rename."""
-        _atomic_write(os.path.join(root, MANIFEST_NAME), msgspec.json.encode(self))
-
-    def owners(self) -> dict[str, list[str]]:
-        """Each part file named by the manifest, with the transcripts that have rows in it."""
-        out: dict[str, list[str]] = {}
-        for path, entry in self.transcripts.items():
-            for rel in entry.files:
-                out.setdefault(rel, []).append(path)
-        return out
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def write_schema_document(root: str) -> None:
@@ -185,7 +82,7 @@ def write_schema_document(root: str) -> None:
     with contextlib.suppress(OSError), open(path, "rb") as f:
         if f.read() == data:
             return
-    _atomic_write(path, data)
+    atomic_write(path, data)
 
 
 def check_schema_document(root: str) -> None:
@@ -208,23 +105,6 @@ def check_schema_document(root: str) -> None:
             f"{root} holds an export of schema {found}; this agentminutes writes "
             f"{schemas.SCHEMA_VERSION}: export into a new folder"
         )
-
-
-def new_run_id() -> str:
-    """A name part unique to one run: the UTC time and a few random hex digits."""
-    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
-
-
-def partition_dir(table: str, harness: str, day: int) -> str:
-    """``<table>/harness=<h>/date=<yyyy-mm-dd>``, relative to the dataset root."""
-    date = (dt.date(1970, 1, 1) + dt.timedelta(days=day)).isoformat()
-    return f"{table}/harness={_hive_value(harness)}/date={date}"
-
-
-def _hive_value(value: str) -> str:
-    # Hive escapes path-unsafe characters in partition values; harness names are tame,
-    # but a stray one must not make a path component of its own.
-    return "".join(c if c.isalnum() or c in "-_." else f"%{ord(c):02X}" for c in value) or "unknown"
 
 
 @dataclass

@@ -62,6 +62,7 @@ import msgspec
 
 from agentminutes import timestamps
 from agentminutes._version import __version__
+from agentminutes.export.losses import loss_summary
 from agentminutes.schema import ContentBlock, Event, EventKind, Origin, Session, TokenUsage
 from agentminutes.schema.usage import OtelUsage, Request, RequestFolder, otel_usage
 
@@ -145,17 +146,11 @@ class LossReport(msgspec.Struct, omit_defaults=True, kw_only=True):
 
     def summary(self) -> str:
         """One line: the counts, then each loss by reason (sorted)."""
-        text = (
+        head = (
             f"{self.total_events} events, {self.spans} spans ({self.agent_spans} invoke_agent, "
             f"{self.chat_spans} chat, {self.tool_spans} execute_tool)"
         )
-        for label, counts in (
-            ("dropped events", self.dropped_events),
-            ("dropped fields", self.dropped_fields),
-        ):
-            if counts:
-                text += f"; {label}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        return text
+        return loss_summary(head, self.dropped_events, self.dropped_fields)
 
 
 def gen_ai_usage(usage: TokenUsage, harness: str) -> dict[str, int]:

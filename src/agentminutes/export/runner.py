@@ -19,6 +19,12 @@ A run goes:
 
 A transcript that cannot be exported gets a ``failures`` row and an error line on
 stderr; the run goes on and ends with exit status 1.
+
+``--format atif`` runs the same plan with another writer: each worker writes one
+ATIF trajectory document per session (:mod:`agentminutes.export.trajectories`) into
+``DIR/atif``, whose own manifest makes its runs incremental the same way, and whose
+``failures.jsonl`` holds the failures. It needs no pyarrow: this module imports the
+Parquet machinery only for the Parquet dataset.
 """
 
 from __future__ import annotations
@@ -35,16 +41,34 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from agentminutes.errors import AgentminutesError, DetectError, UsageError
-from agentminutes.export import dataset, schemas
-from agentminutes.export.dataset import Entry, Fingerprint, Manifest, RunRecord
+from agentminutes.errors import AgentminutesError, DetectError, ParseError, UsageError
+from agentminutes.export.manifest import (
+    Entry,
+    Fingerprint,
+    Manifest,
+    RunRecord,
+    fingerprint,
+    new_run_id,
+)
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Stage
 
 if TYPE_CHECKING:
+    from agentminutes.export.atif import LossReport
     from agentminutes.stages.detectors import DetectorSet
 
-__all__ = ("ExportOptions", "ExportResult", "export_chunk", "export_command", "export_dataset")
+__all__ = (
+    "FORMATS",
+    "ExportOptions",
+    "ExportResult",
+    "atif_chunk",
+    "export_chunk",
+    "export_command",
+    "export_dataset",
+)
+
+#: What ``export`` writes: the Parquet dataset (the default), or ATIF trajectories.
+FORMATS: Final = ("parquet", "atif")
 
 #: File names a folder walk offers to detection: transcripts, data exports, databases.
 _CANDIDATE_SUFFIXES: Final = (".jsonl", ".json", ".zip", ".db", ".sqlite", ".sqlite3")
@@ -168,6 +192,8 @@ class Outcome:
     sessions: int = 0
     events: int = 0
     error: str = ""
+    error_type: str = ""
+    line: int = 0
 
 
 @dataclass
@@ -186,12 +212,52 @@ class ChunkResult:
     max_rss_kb: int
     #: Secrets redacted in the chunk, by detector.
     redacted: dict[str, int] = field(default_factory=dict)
+    #: What the ATIF lens could not carry, over the chunk's sessions (ATIF only).
+    loss: LossReport | None = None
+
+
+def _stages(options: ExportOptions, redacted: Counter[str]) -> list[Stage]:
+    """A transcript's stage chain, its redactions tallied into *redacted* (the chunk's)."""
+    from agentminutes.stages import Redaction
+
+    stages = options.stages()
+    for stage in stages:
+        if isinstance(stage, Redaction):
+            stage.redactor.counts = redacted
+    return stages
+
+
+def _as_error(path: str, exc: BaseException) -> BaseException:
+    """*exc* as the failure recorded: an unexpected exception is an internal error naming
+    the file (one line, never a traceback)."""
+    if isinstance(exc, AgentminutesError | MemoryError):
+        return exc
+    return AgentminutesError(f"{path}: internal error: {type(exc).__name__}: {exc}")
+
+
+def _failed(item: Item, path: str, exc: BaseException, harness: str) -> Outcome:
+    """The outcome of a transcript whose export raised *exc*: a file a folder walk met
+    that is no transcript is skipped; anything else failed, with its error line."""
+    if item.walked and isinstance(exc, DetectError):
+        return Outcome(path, "skipped", error="no harness detected")
+    exc = _as_error(path, exc)
+    line = exc.line if isinstance(exc, ParseError) and exc.line else 0
+    if isinstance(exc, ParseError) and exc.harness:
+        harness = exc.harness
+    return Outcome(
+        path,
+        "failed",
+        harness or "unknown",
+        error=str(exc),
+        error_type=type(exc).__name__,
+        line=line,
+    )
 
 
 def export_chunk(job: ChunkJob) -> ChunkResult:
     """Export a chunk of transcripts into one set of part files (what a worker runs)."""
+    from agentminutes.export import dataset
     from agentminutes.export.tables import TranscriptRows, failure_batch
-    from agentminutes.stages import Redaction
 
     options = job.options
     writer = dataset.PartWriter(job.root, job.name)
@@ -199,10 +265,7 @@ def export_chunk(job: ChunkJob) -> ChunkResult:
     broken: list[str] = []
     redacted: Counter[str] = Counter()
     for item in job.items:
-        stages = options.stages()
-        for stage in stages:
-            if isinstance(stage, Redaction):
-                stage.redactor.counts = redacted  # one tally for the chunk
+        stages = _stages(options, redacted)
         rows = TranscriptRows(
             item.path,
             harness=options.harness,
@@ -223,13 +286,11 @@ def export_chunk(job: ChunkJob) -> ChunkResult:
             writer.discard(path)
             if writer.flushed(path):
                 broken.append(path)
-            if item.walked and isinstance(exc, DetectError):
-                outcomes.append(Outcome(path, "skipped", error="no harness detected"))
-                continue
-            if not isinstance(exc, AgentminutesError | MemoryError):
-                exc = AgentminutesError(f"{path}: internal error: {type(exc).__name__}: {exc}")
-            writer.add(path, "failures", failure_batch(path, exc, rows.harness))
-            outcomes.append(Outcome(path, "failed", rows.harness or "unknown", error=str(exc)))
+            outcome = _failed(item, path, exc, rows.harness)
+            if outcome.status == "failed":
+                error = _as_error(path, exc)
+                writer.add(path, "failures", failure_batch(path, error, rows.harness))
+            outcomes.append(outcome)
             continue
         outcomes.append(Outcome(path, "ok", rows.harness, sessions, events))
     files = writer.close()
@@ -239,10 +300,46 @@ def export_chunk(job: ChunkJob) -> ChunkResult:
     return ChunkResult(job.name, files, outcomes, rss, dict(redacted))
 
 
+def atif_chunk(job: ChunkJob) -> ChunkResult:
+    """Write a chunk of transcripts' ATIF trajectories, a document per session (what a
+    worker runs for ``--format atif``)."""
+    from agentminutes.export import trajectories
+    from agentminutes.export.atif import LossReport
+    from agentminutes.export.transcripts import TranscriptEvents
+
+    options = job.options
+    outcomes: list[Outcome] = []
+    files: dict[str, list[str]] = {}
+    redacted: Counter[str] = Counter()
+    loss = LossReport()
+    for item in job.items:
+        source = TranscriptEvents(
+            item.path,
+            harness=options.harness,
+            options=options.parse_options(),
+            stages=_stages(options, redacted),
+            limit=item.size,
+        )
+        path = source.transcript
+        try:
+            written = trajectories.write_transcript(job.root, source)
+        except Exception as exc:
+            outcomes.append(_failed(item, path, exc, source.harness))
+            continue
+        for rel in written.files:
+            files[rel] = [path]
+        loss = loss.added(written.loss)
+        outcomes.append(Outcome(path, "ok", written.harness, written.sessions, written.events))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return ChunkResult(job.name, files, outcomes, rss, dict(redacted), loss)
+
+
 def _drop_rows(
     root: str, name: str, files: dict[str, list[str]], broken: list[str]
 ) -> dict[str, list[str]]:
     """Take the rows written before a transcript failed back out of the chunk's files."""
+    from agentminutes.export import dataset
+
     out: dict[str, list[str]] = {}
     for i, (rel, owners) in enumerate(sorted(files.items())):
         if rel.startswith("failures/") or not set(owners) & set(broken):
@@ -265,6 +362,8 @@ class RewriteJob:
 
 def rewrite_part(job: RewriteJob) -> tuple[str, str | None, list[str]]:
     """Rewrite one part file without some transcripts' rows (what a worker runs)."""
+    from agentminutes.export import dataset
+
     new_rel, left = dataset.remove_transcripts(job.root, job.rel, job.drop, job.name)
     return job.rel, new_rel, left
 
@@ -418,6 +517,10 @@ class ExportResult:
     wall_s: float = 0.0
     #: Secrets redacted, by detector (``None`` when redaction was off).
     redacted: Counter[str] | None = None
+    #: ``--format atif``: what the lens could not carry, over the sessions exported now.
+    loss: LossReport | None = None
+    #: What a transcript's output is made of, for the summary line.
+    holds: str = "rows"
     failures: list[tuple[str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -429,7 +532,7 @@ class ExportResult:
         """One line: what was exported, left alone, failed and skipped, and how fast."""
         parts = [f"{self.exported} exported", f"{self.unchanged} unchanged"]
         if self.replaced:
-            parts[0] += f" ({self.replaced} replacing their earlier rows)"
+            parts[0] += f" ({self.replaced} replacing their earlier {self.holds})"
         parts.append(f"{self.failed} failed")
         if self.skipped:
             parts.append(f"{self.skipped} skipped (no harness detected)")
@@ -522,20 +625,25 @@ class _Progress:
             self.bar.stop()
 
 
-def _pool(jobs: int) -> ProcessPoolExecutor:
+#: What a format's worker processes import once, in the forkserver, before forking.
+_PRELOAD: Final = {
+    "parquet": (
+        "agentminutes.export._preload",  # first: pyarrow without pandas
+        "agentminutes.export.runner",
+        "agentminutes.export.tables",
+    ),
+    "atif": ("agentminutes.export.runner", "agentminutes.export.trajectories"),
+}
+
+
+def _pool(jobs: int, fmt: str) -> ProcessPoolExecutor:
     import multiprocessing as mp
 
     method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
     ctx = mp.get_context(method)
     if method == "forkserver":
         # Workers fork from a server that has imported the export machinery once.
-        ctx.set_forkserver_preload(
-            [
-                "agentminutes.export._preload",  # first: pyarrow without pandas
-                "agentminutes.export.runner",
-                "agentminutes.export.tables",
-            ]
-        )
+        ctx.set_forkserver_preload(list(_PRELOAD[fmt]))
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
@@ -577,14 +685,20 @@ def export_dataset(
     progress: bool | None = False,
     on_error: Callable[[str], None] | None = None,
     env: Mapping[str, str] | None = None,
+    format: str = "parquet",
 ) -> ExportResult:
     """Export transcripts into the Parquet dataset at *to*, only what is new or changed.
+
+    With ``format="atif"``, into ATIF v1.8 trajectory documents under ``to/atif``
+    instead, one per session (:mod:`agentminutes.export.trajectories`), the same way:
+    the same targets, plan, workers and manifest; no pyarrow needed.
 
     Args:
         targets: transcripts and folders (walked for transcripts); ``None`` for the
             harnesses' own folders, as :func:`agentminutes.scan` finds them with
             *harness*, *root*, *cwd*, *session_id*, *since*, *until*, *all_subagents*.
         to: the dataset folder (created if missing).
+        format: ``parquet`` (the dataset) or ``atif`` (trajectory documents).
         jobs: worker processes (default: the CPUs available; 1 runs in this process).
         progress: a progress bar on stderr (``None``: when stderr is a terminal).
         on_error: told each failed transcript's error line as it happens.
@@ -595,12 +709,18 @@ def export_dataset(
             keyed by ``$AGENTMINUTES_REDACT_KEY`` if set, else by a key drawn per run.
 
     Raises:
-        UsageError: contradicting options, a missing target, pyarrow not installed, or a
-            dataset made with another schema version or other options.
+        UsageError: contradicting options, a missing target, pyarrow not installed (for
+            Parquet), or a dataset made with another schema version or other options.
     """
     started = time.monotonic()
     started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    schemas.require_pyarrow()
+    if format not in FORMATS:
+        raise UsageError(f'unknown export format "{format}" (want {" or ".join(FORMATS)})')
+    atif = format == "atif"
+    if not atif:
+        from agentminutes.export import schemas
+
+        schemas.require_pyarrow()
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if text_form not in ("bare", "delivered"):
@@ -636,23 +756,49 @@ def export_dataset(
         all_subagents=all_subagents,
         env=env,
     )
+    if atif:
+        from agentminutes.export import trajectories
+
+        target = folder
+        folder = os.path.join(folder, trajectories.FOLDER)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
         raise UsageError(
             f"{folder}: cannot create the dataset folder: {exc.strerror or exc}"
         ) from None
-    dataset.check_schema_document(folder)
-    manifest = Manifest.load(folder) or Manifest(options=options.recorded())
+    if atif:
+        manifest = Manifest.load(folder) or Manifest(
+            schema_version=trajectories.SCHEMA_VERSION, options=options.recorded()
+        )
+        if manifest.schema_version != trajectories.SCHEMA_VERSION:
+            raise UsageError(
+                f"{folder} holds trajectories of {manifest.schema_version or 'no version'}; "
+                f"this agentminutes writes {trajectories.SCHEMA_VERSION}: export into a new "
+                f"folder than {target}"
+            )
+    else:
+        from agentminutes.export import dataset
+
+        dataset.check_schema_document(folder)
+        manifest = Manifest.load(folder) or Manifest(options=options.recorded())
     if manifest.options != options.recorded():
         raise UsageError(
             f"{folder} was exported with other options ({_options_text(manifest.options)}); "
             "export into a new folder, or run with the same options"
         )
-    dataset.collect_garbage(folder, manifest.owners())
-    dataset.write_schema_document(folder)
+    if atif:
+        trajectories.collect_garbage(folder, manifest.owners())
+    else:
+        dataset.collect_garbage(folder, manifest.owners())
+        dataset.write_schema_document(folder)
 
-    result = ExportResult(root=folder, transcripts=len(found.items), errors=list(found.errors))
+    result = ExportResult(
+        root=folder,
+        transcripts=len(found.items),
+        errors=list(found.errors),
+        holds="trajectories" if atif else "rows",
+    )
     if redact:
         result.redacted = Counter()
     report = on_error or (lambda line: None)
@@ -665,7 +811,7 @@ def export_dataset(
     for path, walked in found.items:
         entry = manifest.transcripts.get(path)
         try:
-            fp = dataset.fingerprint(path)
+            fp = fingerprint(path)
         except OSError:
             fp = Fingerprint(-1, 0, "")
         if entry is not None and entry.fingerprint == fp and fp.size >= 0:
@@ -683,18 +829,21 @@ def export_dataset(
     work.sort(key=lambda w: (w[1].mtime_ns, w[0].path))
 
     jobs = jobs or default_jobs()
-    run = dataset.new_run_id()
+    run = new_run_id()
     stream = sys.stderr
     nbytes = sum(i.size for i, _ in work)
     bar = _Progress(stream, progress, len(work), nbytes)
     affected = sorted({rel for path in changed for rel in manifest.transcripts[path].files})
-    workers = _workers(jobs, len(work), nbytes + _sizes(folder, affected))
-    pool: ProcessPoolExecutor | _Inline = _pool(workers) if workers else _Inline()
+    workers = _workers(jobs, len(work), nbytes + (0 if atif else _sizes(folder, affected)))
+    pool: ProcessPoolExecutor | _Inline = _pool(workers, format) if workers else _Inline()
     worker_rss = 0
     try:
         if changed:
             result.replaced = len(changed)
-            _replace(folder, manifest, changed, affected, run, pool)
+            if atif:
+                _drop_documents(folder, manifest, changed)
+            else:
+                _replace(folder, manifest, changed, affected, run, pool)
         fingerprints = {i.path: fp for i, fp in work}
         chunks = _chunks([i for i, _ in work], jobs)
         pending: set[Future[ChunkResult]] = set()
@@ -704,7 +853,7 @@ def export_dataset(
         def submit_next() -> None:
             for n, items in queue:
                 job = ChunkJob(folder, f"{run}-{n:05d}", items, options)
-                pending.add(pool.submit(export_chunk, job))
+                pending.add(pool.submit(atif_chunk if atif else export_chunk, job))
                 return
 
         for _ in range(jobs * 2):
@@ -744,6 +893,8 @@ def export_dataset(
         worker_max_rss_kb=worker_rss,
     )
     manifest.save(folder)
+    if atif:
+        trajectories.write_failures(folder, manifest)
     return result
 
 
@@ -785,6 +936,8 @@ def _commit(
             files_of.setdefault(owner, []).append(rel)
     if result.redacted is not None:
         result.redacted.update(chunk.redacted)
+    if chunk.loss is not None:
+        result.loss = chunk.loss if result.loss is None else result.loss.added(chunk.loss)
     for out in chunk.outcomes:
         manifest.transcripts[out.path] = Entry(
             fingerprint=fingerprints[out.path],
@@ -794,6 +947,8 @@ def _commit(
             events=out.events,
             files=sorted(files_of.get(out.path, [])),
             error=out.error,
+            error_type=out.error_type,
+            line=out.line,
         )
         if out.status == "ok":
             result.exported += 1
@@ -828,6 +983,17 @@ def _sizes(folder: str, rels: Sequence[str]) -> int:
     return total
 
 
+def _drop_documents(folder: str, manifest: Manifest, changed: list[str]) -> None:
+    """Take the trajectories of *changed* transcripts out of the export, and commit that."""
+    from agentminutes.export import trajectories
+
+    stale = [rel for path in changed for rel in manifest.transcripts[path].files]
+    for path in changed:
+        del manifest.transcripts[path]
+    manifest.save(folder)
+    trajectories.delete(folder, stale)
+
+
 def _replace(
     folder: str,
     manifest: Manifest,
@@ -837,6 +1003,8 @@ def _replace(
     pool: ProcessPoolExecutor | _Inline,
 ) -> None:
     """Take the rows of *changed* transcripts out of *affected* part files, and commit that."""
+    from agentminutes.export import dataset
+
     owners = manifest.owners()
     drop = set(changed)
     jobs = [
@@ -879,15 +1047,19 @@ def export_command(
     no_redact: bool = False,
     redact_pattern: Sequence[str] | None = None,
     redact_config: str | None = None,
+    fmt: str = "parquet",
 ) -> int:
     """``agentminutes export``: run, report failures as they happen, end with the summary line.
 
-    Secrets are redacted unless *no_redact* (a warning says so).
+    Secrets are redacted unless *no_redact* (a warning says so). ``--format atif`` also
+    says, before the summary, what the ATIF lens could not carry in the sessions it wrote.
     """
-    from agentminutes.export._preload import arrow_without_pandas
     from agentminutes.stages.redact import chosen
 
-    arrow_without_pandas()  # this process is ours: no pandas (see the module)
+    if fmt != "atif":
+        from agentminutes.export._preload import arrow_without_pandas
+
+        arrow_without_pandas()  # this process is ours: no pandas (see the module)
     if chosen(redact, no_redact) is False:
         if redact_pattern or redact_config:
             raise UsageError("--redact-pattern and --redact-config redact; drop --no-redact")
@@ -924,10 +1096,16 @@ def export_command(
         redact_config=redact_config,
         progress=None,
         on_error=report,
+        format=fmt,
     )
     if result.redacted is not None:
         from agentminutes.stages.redact import summary
 
         print(f"agentminutes: export: {summary(result.redacted)}", file=sys.stderr)
+    if fmt == "atif":
+        from agentminutes.export.atif import LossReport
+
+        loss = result.loss or LossReport()
+        print(f"agentminutes: export: atif: {loss.summary()}", file=sys.stderr)
     print(f"agentminutes: export: {result.summary()}", file=sys.stderr)
     return 0 if result.ok else 1

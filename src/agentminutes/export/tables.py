@@ -24,15 +24,21 @@ import re
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from agentminutes import timestamps
 from agentminutes.errors import AgentminutesError, ParseError
 from agentminutes.export import schemas
+from agentminutes.export.transcripts import (
+    NS_PER_DAY,
+    SessionEnd,
+    TranscriptEvents,
+    partition_day,
+)
 from agentminutes.harness import ParseOptions
-from agentminutes.pipeline.batch import Batch, Stage
+from agentminutes.pipeline.batch import Stage
 from agentminutes.schema import ContentBlock, Event, EventKind, Meta, TokenUsage
 from agentminutes.schema.summary import StatsBuilder
 from agentminutes.schema.usage import OtelUsage, Request, RequestFolder
@@ -65,7 +71,6 @@ GLOBAL_MESSAGE_IDS: Final = frozenset({"claude-code"})
 #: Tools that start a subagent, by name: their result names the spawned agent's id.
 AGENT_TOOLS: Final = frozenset({"Task", "Agent", "spawn_agent", "invoke_subagent", "task"})
 
-_NS_PER_DAY: Final = 86_400 * 1_000_000_000
 _EXIT_TEXT: Final = re.compile(
     r"^(?:Exit code:? |Process exited with code |exit status )(-?\d+)\b", re.MULTILINE
 )
@@ -86,14 +91,7 @@ class _Sidecar(msgspec.Struct):
     agent_id_camel: str | None = msgspec.field(default=None, name="agentId")
 
 
-class _Title(msgspec.Struct):
-    type: str = ""
-    custom_title: str | None = msgspec.field(default=None, name="customTitle")
-    ai_title: str | None = msgspec.field(default=None, name="aiTitle")
-
-
 _decode_sidecar = msgspec.json.Decoder(_Sidecar).decode
-_decode_title = msgspec.json.Decoder(_Title).decode
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
 
@@ -451,8 +449,7 @@ class _Session:
         """The session's partition day (days since the epoch): its first timestamp's UTC day,
         or the file's modification day when no event before the first batch has one."""
         if self.date is None:
-            ns = self.first_ns if self.first_ns is not None else self.owner.mtime_ns
-            self.date = ns // _NS_PER_DAY
+            self.date = partition_day(self.first_ns, self.owner.mtime_ns)
         return self.date
 
     def _ident(self, n: int) -> list[pa.Array]:
@@ -659,88 +656,7 @@ _USAGE: Final = (
 _OTEL: Final = tuple(f for f in OtelUsage.__struct_fields__)
 
 
-class _TitleTap:
-    """Claude Code session titles (``custom-title``, ``ai-title`` records), read off the
-    chunks on their way to the adapter, which skips those records."""
-
-    def __init__(self) -> None:
-        self.custom = ""
-        self.ai = ""
-        self._carry = b""
-
-    def chunks(self, source: Iterable[bytes]) -> Iterator[bytes]:
-        for chunk in source:
-            self._scan(chunk)
-            yield chunk
-
-    def _scan(self, chunk: bytes) -> None:
-        if b'-title"' not in chunk and not self._carry:
-            return
-        data = self._carry + chunk if self._carry else chunk
-        last = data.rfind(b"\n")
-        self._carry = data[last + 1 :] if b'-title"' in data[last + 1 :] else b""
-        pos = data.find(b'-title"')
-        while 0 <= pos <= last:
-            start = data.rfind(b"\n", 0, pos) + 1
-            end = data.find(b"\n", pos)
-            self._line(data[start:end])
-            pos = data.find(b'-title"', end)
-
-    def _line(self, line: bytes) -> None:
-        try:
-            rec = _decode_title(line)
-        except _DECODE_ERRORS:
-            return
-        if rec.type == "custom-title" and rec.custom_title:
-            self.custom = rec.custom_title
-        elif rec.type == "ai-title" and rec.ai_title:
-            self.ai = rec.ai_title
-
-    def title(self) -> str:
-        return self.custom or self.ai
-
-
-def _bounded_chunks(path: str, limit: int) -> Iterator[bytes]:
-    """The file's first *limit* bytes (its size when the run was planned), in chunks.
-
-    When those bytes end inside a line and the file has grown since, the agent is
-    still writing that line: it is left for the next run (the transcript's
-    fingerprint has changed by then), so no half record is parsed.
-    """
-    from agentminutes.pipeline.sources import CHUNK_BYTES, open_error
-
-    err = open_error(path)
-    if err is not None:
-        raise err
-    with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size > limit:
-            limit = _line_end_before(f, limit)
-        left = limit
-        while left > 0:
-            chunk = f.read(min(CHUNK_BYTES, left))
-            if not chunk:
-                return
-            left -= len(chunk)
-            yield chunk
-
-
-def _line_end_before(f: BinaryIO, limit: int) -> int:
-    """The offset just past the last newline in the file's first *limit* bytes (0: none)."""
-    end = limit
-    while end > 0:
-        start = max(0, end - (64 << 10))
-        f.seek(start)
-        block = f.read(end - start)
-        found = block.rfind(b"\n")
-        if found >= 0:
-            f.seek(0)
-            return start + found + 1
-        end = start
-    f.seek(0)
-    return 0
-
-
-class TranscriptRows:
+class TranscriptRows(TranscriptEvents):
     """The rows one transcript contributes to each table, streamed as ``(table, batch)`` pairs.
 
     Iterating :meth:`batches` parses the transcript; a :class:`~agentminutes.AgentminutesError`
@@ -749,95 +665,17 @@ class TranscriptRows:
     writer and :func:`to_arrow` keep none, and a ``failures`` row instead).
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        harness: str = "auto",
-        options: ParseOptions | None = None,
-        stages: Sequence[Stage] = (),
-        limit: int | None = None,
-    ) -> None:
-        self.transcript = os.path.abspath(os.fspath(path))
-        self.limit = limit
-        self.requested_harness = harness
-        self.harness = "" if harness in ("", "auto") else harness
-        self.options = options or ParseOptions()
-        self.stages = list(stages)
-        self.size = 0
-        self.mtime_ns = 0
-        self._layout: list[str] | None = None
-
-    def _stat(self) -> None:
-        try:
-            st = os.stat(self.transcript)
-        except OSError:
-            return
-        self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
-
     def batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
         """Parse the transcript; yield its rows, table by table, as they are complete."""
-        from agentminutes.pipeline.conversion import Conversion, open_sync_chunks, source_name
-        from agentminutes.pipeline.documents import DocumentConversion, route
-        from agentminutes.pipeline.sync import staged
-
-        self._stat()
-        found = route(self.transcript, self.requested_harness)
-        if found.document is not None:
-            assert found.adapter is not None
-            self.harness = found.adapter.name
-            docs = DocumentConversion(found.document, found.adapter, self.options)
-            for doc in docs.sessions():
+        session: _Session | None = None
+        for part in self.parts():
+            if session is None:
                 session = _Session(self, None)
-                for batch in staged(iter([Batch(doc.events)]), self.stages):
-                    yield from session.add(batch.events)
-                yield from session.finish(doc.skipped, doc.conversation.title)
-            return
-        conv = Conversion(
-            name=source_name(self.transcript), harness=self.requested_harness, options=self.options
-        )
-        tap = _TitleTap()
-        session = _Session(self, None)
-        source = (
-            open_sync_chunks(self.transcript)
-            if self.limit is None
-            else _bounded_chunks(self.transcript, self.limit)
-        )
-        for batch in staged(conv.iter_batches(tap.chunks(source)), self.stages):
-            if conv.adapter is not None and not self.harness:
-                self.harness = conv.adapter.name
-            yield from session.add(batch.events)
-        if conv.adapter is not None:
-            self.harness = conv.adapter.name
-        title = tap.title() if self.harness == "claude-code" else ""
-        yield from session.finish(conv.skipped, title)
-
-    def identity(self, meta: Meta) -> Meta:
-        """*meta*, completed from the layout where the format records no id (an Antigravity
-        conversation's id is its folder's name)."""
-        if not meta.session_id and meta.harness == "antigravity":
-            from agentminutes.discovery.layouts import conversation_id_of
-
-            return msgspec.structs.replace(meta, session_id=conversation_id_of(self.transcript))
-        return meta
-
-    def layout_subagents(self) -> list[str]:
-        """Subagent ids the harness's layout puts beside this transcript (Claude Code's
-        ``<session>/subagents/agent-*.jsonl``), as ``stats --include-subagents`` joins them."""
-        if self._layout is not None:
-            return self._layout
-        self._layout = []
-        if self.harness != "claude-code" or not self.transcript.endswith(".jsonl"):
-            return self._layout
-        session_dir = self.transcript[: -len(".jsonl")]
-        if not os.path.isdir(os.path.join(session_dir, "subagents")):
-            return self._layout
-        from agentminutes.discovery.layouts import ClaudeCodeLocator, ScanContext
-
-        for path in ClaudeCodeLocator().subagents(session_dir, ScanContext(nested=True)):
-            name = os.path.basename(path)
-            self._layout.append(name[len("agent-") : -len(".jsonl")])
-        return self._layout
+            if isinstance(part, SessionEnd):
+                yield from session.finish(part.skipped, part.title)
+                session = None
+            else:
+                yield from session.add(part)
 
 
 def failure_batch(
@@ -858,7 +696,7 @@ def failure_batch(
     values: list[Any] = [
         transcript,
         harness or "unknown",
-        when // _NS_PER_DAY,
+        when // NS_PER_DAY,
         type(exc).__name__,
         str(exc) or type(exc).__name__,
         line,

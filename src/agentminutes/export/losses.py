@@ -1,0 +1,39 @@
+"""What a projection could not carry, as one line: the loss reports' shared wording.
+
+Each lens (ACP updates, OTel GenAI spans, ATIF trajectories) counts what it
+produced and what it dropped, by reason; :func:`loss_summary` words its report
+the same way for all of them, and :func:`add_counts` sums reports of many
+sessions (``export --format atif``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = ("add_counts", "loss_summary")
+
+
+def loss_summary(
+    head: str,
+    dropped_events: Mapping[str, int] | None,
+    dropped_fields: Mapping[str, int] | None,
+) -> str:
+    """*head* (the lens's own counts), then each loss by reason, sorted:
+    ``12 events, 3 steps; dropped events: system/x 2; dropped fields: thinking.signature 1``."""
+    text = head
+    for label, counts in (("dropped events", dropped_events), ("dropped fields", dropped_fields)):
+        if counts:
+            text += f"; {label}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    return text
+
+
+def add_counts(
+    total: dict[str, int] | None, more: Mapping[str, int] | None
+) -> dict[str, int] | None:
+    """*total* with *more* added reason by reason (``None`` while both are empty)."""
+    if not more:
+        return total
+    out = dict(total or {})
+    for key, n in more.items():
+        out[key] = out.get(key, 0) + n
+    return out
