@@ -1,12 +1,18 @@
 """Exports: the event stream as other formats and datasets.
 
-- :mod:`~agentminutes.export.acp` — Agent Client Protocol ``session/update`` notifications.
+- :mod:`~agentminutes.export.acp` — Agent Client Protocol ``session/update`` notifications;
+  :mod:`~agentminutes.export.otel` — OpenTelemetry GenAI spans;
+  :mod:`~agentminutes.export.atif` — ATIF trajectories; their loss reports' line:
+  :mod:`~agentminutes.export.losses`.
 - The Parquet dataset (``agentminutes export``), one module per concern:
   :mod:`~agentminutes.export.schemas` (the versioned Arrow schemas),
   :mod:`~agentminutes.export.tables` (one transcript's rows: :func:`to_arrow`),
-  :mod:`~agentminutes.export.dataset` (part files and the manifest) and
+  :mod:`~agentminutes.export.dataset` (part files) and
   :mod:`~agentminutes.export.runner` (targets, planning, worker processes:
-  :func:`export_dataset`).
+  :func:`export_dataset`), with what it shares with ``export --format atif``
+  (:mod:`~agentminutes.export.trajectories`, no pyarrow):
+  :mod:`~agentminutes.export.transcripts` (a transcript's sessions as events) and
+  :mod:`~agentminutes.export.manifest`.
 
 The dataset names are imported on first use (they need pyarrow, the ``parquet`` extra),
 so ``import agentminutes.export.acp`` stays as light as it was.
@@ -73,4 +79,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "acp", "dataset", "runner", "schemas", "tables"])
+    modules = ("acp", "atif", "dataset", "losses", "manifest", "otel", "runner", "schemas")
+    return sorted([*__all__, *modules, "tables", "trajectories", "transcripts"])
