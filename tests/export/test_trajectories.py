@@ -23,7 +23,7 @@ from typing import Any
 import atif
 import duckdb
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES
 from export_data import HARNESS_FOLDERS, fixtures_dataset, parquet
 
 CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
@@ -60,15 +60,30 @@ def _documents(root: Path) -> dict[str, dict[str, Any]]:
     }
 
 
+def _without_pyarrow(top: Path) -> dict[str, str]:
+    """An environment in which no process (the CLI's, its workers') can import pyarrow."""
+    blocked = top / "blocked"
+    (blocked / "pyarrow").mkdir(parents=True, exist_ok=True)
+    (blocked / "pyarrow" / "__init__.py").write_text("raise ImportError('pyarrow is blocked')\n")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), *sys.path])}
+
+
 @functools.cache
 def _fixtures_export() -> tuple[Path, subprocess.CompletedProcess[bytes]]:
-    """``export --format atif`` of every fixture transcript, two workers, once per process."""
+    """``export --format atif`` of every fixture transcript, two workers, pyarrow
+    unimportable in every process; once per test process."""
     top = Path(tempfile.mkdtemp(prefix="agentminutes-atif-"))
     atexit.register(shutil.rmtree, top, True)
-    out = run_cli(
-        "export", *HARNESS_FOLDERS, "--to", top / "ds", "--format", "atif", "-j", "2", timeout=600
+    ds = top / "ds"
+    command = [sys.executable, "-m", "agentminutes", "export", *map(str, HARNESS_FOLDERS)]
+    out = subprocess.run(
+        [*command, "--to", str(ds), "--format", "atif", "-j", "2"],
+        capture_output=True,
+        env=_without_pyarrow(top),
+        timeout=600,
+        check=False,
     )
-    return top / "ds", out
+    return ds, out
 
 
 def test_every_document_validates_with_atif() -> None:
@@ -214,25 +229,24 @@ def test_a_document_no_manifest_names_is_removed(cli: Any, tmp_path: Path) -> No
 
 
 def test_needs_no_pyarrow(tmp_path: Path) -> None:
-    """With pyarrow unimportable in every process (the CLI's and its workers'), the
-    ATIF export runs; the Parquet one says how to install it."""
-    blocked = tmp_path / "blocked"
-    (blocked / "pyarrow").mkdir(parents=True)
-    (blocked / "pyarrow" / "__init__.py").write_text("raise ImportError('pyarrow is blocked')\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), *sys.path])}
-    ds = tmp_path / "ds"
-    run = [sys.executable, "-m", "agentminutes", "export", str(CC), str(CODEX), str(PI), "--to"]
-    out = subprocess.run(
-        [*run, str(ds), "--format", "atif", "-j", "2"], capture_output=True, env=env, timeout=300
-    )
+    """The fixtures' ATIF export ran in two workers without pyarrow (see
+    :func:`_fixtures_export`); in the same environment the Parquet one says how to
+    install it."""
+    ds, out = _fixtures_export()
     assert out.returncode == 0, out.stderr
-    assert _summary(out.stderr)["exported"] == 3
-    assert len(_documents(ds)) == 3
-    parquet_run = subprocess.run([*run, str(tmp_path / "pq")], capture_output=True, env=env)
+    manifest = json.loads((ds / "atif" / "_manifest.json").read_bytes())
+    assert manifest["last_run"]["workers"] == 2
+    parquet_run = subprocess.run(
+        [sys.executable, "-m", "agentminutes", "export", str(CC), "--to", str(tmp_path / "pq")],
+        capture_output=True,
+        env=_without_pyarrow(tmp_path),
+        check=False,
+    )
     assert parquet_run.returncode == 1
     assert parquet_run.stderr.decode().splitlines() == [
         "Error: export writes Parquet, which needs pyarrow: pip install 'agentminutes-py[parquet]'"
     ]
+    assert not (tmp_path / "pq").exists()
 
 
 def test_another_format_is_a_usage_error(cli: Any, tmp_path: Path) -> None:
