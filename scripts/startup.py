@@ -161,7 +161,8 @@ def main() -> int:
         samples.setdefault(key, []).append(value)
 
     print(f"ours: {shlex.join(ours)}\ntranscript: {path}\nruns: {a.runs} each, alternating\n")
-    timed_run([*ours, "detect", path])  # writes the bytecode caches: not measured
+    for verb in ("detect", "convert"):
+        timed_run([*ours, verb, path])  # writes the bytecode caches: not measured
     first_event([*ours, "follow", path])
     for _ in range(a.runs):
         wall, _cpu, _ = timed_run([sys.executable, "-c", "pass"])
