@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import FIXTURES
 from follow_helpers import (
     MAIN,
     SMALL,
@@ -409,3 +410,21 @@ def test_a_whole_document_rewritten_on_every_turn_is_written_once(tmp_path: Path
     got = [{k: v for k, v in e.items() if k != "provenance"} for e in f.events]
     assert got == want
     assert "following it again" not in f.stderr
+
+
+def test_reappended_rows_after_a_restart_are_still_copies(tmp_path: Path) -> None:
+    """The rows a Claude Code follower has seen are part of its saved state: a second
+    compaction re-appending them after a restart (another process, another string hash
+    seed) adds nothing."""
+    parent = FIXTURES / "claude-code" / "ccl" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+    target = tmp_path / "session.jsonl"
+    state = tmp_path / "state.json"
+    lines = lines_of(parent)
+    target.write_bytes(b"".join(lines))
+    f1 = FollowProc(target, "--state", state, "--idle-exit", "0.5", env={"PYTHONHASHSEED": "1"})
+    assert f1.wait_exit() == 0
+    assert f1.events == expected(parent)
+    append(target, lines[5:60])
+    f2 = FollowProc(target, "--state", state, "--idle-exit", "0.5", env={"PYTHONHASHSEED": "2"})
+    assert f2.wait_exit() == 0
+    assert f2.events == []

@@ -59,6 +59,11 @@ from agentminutes.schema import (
 )
 from agentminutes.timestamps import valid_timestamp
 
+try:  # CPython's own BLAKE2 module: hashlib would load OpenSSL at start-up for it
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter without it
+    from hashlib import blake2b
+
 __all__ = ("ClaudeCodeAdapter",)
 
 #: The block types the one-pass decode reads in a user and an assistant message
@@ -123,9 +128,11 @@ class ClaudeCodeAdapter(BaseAdapter):
         # row is the same record again: same uuid, type and timestamp (other
         # fields, such as ``slug``, may be added to the copy); a *different*
         # record that merely reuses a uuid is kept, as the reference keeps it.
-        # Rows are remembered by the hash of that identity: one small int per
-        # row (a long transcript has millions), and two rows with 64-bit hashes
-        # alike are about as likely as n**2 / 2**65 (1e-7 for 1.5 million rows).
+        # Rows are remembered by a 64-bit digest of that identity: one small int
+        # per row (a long transcript has millions); two rows with digests alike
+        # are about as likely as n**2 / 2**65 (1e-7 for 1.5 million rows). Not
+        # Python's hash(): it changes from process to process, and this set is
+        # part of the state a follower saves and another process restores.
         self.seen_rows: set[int] = set()
         self.closed_ids: set[str] = set()
         self.answered: set[str] = set()
@@ -188,7 +195,7 @@ class ClaudeCodeAdapter(BaseAdapter):
             return [event] if self.meta_sent else self.hold(event)
         uuid = rec.uuid
         if uuid:
-            row = hash((uuid, kind, rec.timestamp))
+            row = _row_digest(uuid, kind, rec.timestamp)
             if row in self.seen_rows:
                 self.skip(f"{kind}/duplicate", lineno)
                 return []
@@ -633,3 +640,9 @@ class _Rejected(Exception):
 
     def __init__(self, event: Event) -> None:
         self.event = event
+
+
+def _row_digest(uuid: str, kind: str, timestamp: str | None) -> int:
+    """A digest of a row's identity that is the same in every process."""
+    key = f"{uuid}\x00{kind}\x00{timestamp or ''}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(blake2b(key, digest_size=8).digest())
