@@ -127,6 +127,89 @@ def test_a_moved_transcript_rewritten_while_stopped_keeps_its_name(tmp_path: Pat
     assert str(moved) not in _by_transcript(f2)
 
 
+def _paused_after(root: Path, state: Path, first: Path, lines: list[bytes]) -> FollowProc:
+    """A follower that read *lines* at *first* and paused (SIGTERM: held events stay saved)."""
+    first.write_bytes(b"".join(lines))
+    f = FollowProc(root, "--state", state)
+    try:
+        f.wait_lines(1)
+        f.wait_quiet(0.4)
+        assert f.stop(signal.SIGTERM) == 0
+    finally:
+        f.kill()
+    return f
+
+
+def test_a_move_no_follower_saw_then_a_rewrite_makes_a_new_transcript(tmp_path: Path) -> None:
+    """Moved while no follower ran, then truncated and rewritten before any follower saw it
+    at its new path: nothing recorded says the file there is the one that moved (its first
+    bytes changed, and an inode number is reused once a file is gone), so it is a new
+    transcript, named by its new path; the old name gets what its saved state held."""
+    root = tmp_path / "projects"
+    first = root / "p" / "a.jsonl"
+    first.parent.mkdir(parents=True)
+    state = tmp_path / "state.json"
+    lines = lines_of(MAIN)[:30]
+    f1 = _paused_after(root, state, first, lines)
+    moved = root / "q" / "b.jsonl"
+    moved.parent.mkdir()
+    os.rename(first, moved)
+    os.truncate(moved, 0)
+    append(moved, lines_of(SMALL))
+    f2 = FollowProc(root, "--state", state)
+    try:
+        f2.wait_lines(len(expected(SMALL)))
+        assert f2.stop(signal.SIGINT) == 0
+    finally:
+        f2.kill()
+    before = tmp_path / "before.jsonl"
+    before.write_bytes(b"".join(lines))
+    old = _by_transcript(f1).get(str(first), []) + _by_transcript(f2).get(str(first), [])
+    assert old == expected(before)
+    assert _by_transcript(f2)[str(moved)] == expected(SMALL)
+    assert "no longer there; wrote what it held" in f2.stderr
+
+
+def test_a_move_a_restarted_follower_saw_is_saved_before_a_rewrite(tmp_path: Path) -> None:
+    """Moved while no follower ran, then seen at its new path by a restarted follower (by
+    device, inode and first bytes) that had nothing new to read: the state records where
+    the file is at once, so a rewrite after that follower stopped (killed, here) is a
+    truncation of the same transcript, under its first name."""
+    root = tmp_path / "projects"
+    first = root / "p" / "a.jsonl"
+    first.parent.mkdir(parents=True)
+    state = tmp_path / "state.json"
+    lines = lines_of(MAIN)[:30]
+    f1 = _paused_after(root, state, first, lines)
+    moved = root / "q" / "b.jsonl"
+    moved.parent.mkdir()
+    os.rename(first, moved)
+    f2 = FollowProc(root, "--state", state)
+    try:
+        f2.wait_open(moved)
+        wait_for(
+            lambda: read_progress(state).get(str(first), {}).get("path") == str(moved),
+            what="the move in the state",
+        )
+    finally:
+        f2.kill()
+    shutil.copyfile(moved, tmp_path / "b.jsonl.1")
+    os.truncate(moved, 0)
+    append(moved, lines_of(SMALL))
+    f3 = FollowProc(root, "--state", state)
+    try:
+        f3.wait_lines(1)
+        f3.wait_quiet(0.4)
+        assert f3.stop(signal.SIGINT) == 0
+    finally:
+        f3.kill()
+    got = [e for f in (f1, f2, f3) for e in _by_transcript(f).get(str(first), [])]
+    before = tmp_path / "before.jsonl"
+    before.write_bytes(b"".join(lines))
+    assert got == expected(before) + expected(SMALL)
+    assert str(moved) not in _by_transcript(f3)
+
+
 def test_a_transcript_moved_out_writes_what_it_held_and_says_so(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     target = root / "p" / "a.jsonl"

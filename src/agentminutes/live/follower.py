@@ -473,18 +473,8 @@ class Follower:
         """*tr*'s file was renamed to *path* within the followed folders: follow it there."""
         self.config.notice(f"{tr.name}: moved to {path}; the same transcript, not read again")
         self.known.move(tr, path)
-        state = self.config.state
-        entry = state.get(tr.name) if state is not None else None
-        if state is not None and entry is not None and entry.get("path", tr.name) != path:
-            # Only where the file is changes, not what was delivered of it: the saved entry
-            # says so now, so a follower started from this state finds the transcript at
-            # its new path even if the file is rewritten before then.
-            moved = dict(entry)
-            if path == tr.name:
-                moved.pop("path", None)
-            else:
-                moved["path"] = path
-            state.update(tr.name, moved)
+        if self.config.state is not None:
+            self.config.state.move(tr.name, path)
         tr.polled = self._polled(path)
         self._due[tr] = None
 

@@ -172,7 +172,7 @@ class Registry:
 
         By name first; else by identity: a file followed under another name that
         was renamed while no follower ran (its device, inode and first bytes
-        agree) takes that name back. A file still where a moved transcript was
+        agree) takes that name back, and its new path is recorded at once. A file still where a moved transcript was
         last seen (same path, device and inode) takes that name back whatever
         its first bytes: it was rewritten while no follower ran, and is read
         again from its start under its name, as an unmoved file is.
@@ -202,6 +202,9 @@ class Registry:
             if found.get("path") == tr.tail.path or _head_matches(tr.tail.path, found):
                 self.rename(tr, name)
                 tr.entry = found
+                # Seen where it went: recorded now, so a rewrite before the next batch
+                # is a truncation of this transcript for a later follower too.
+                state.move(name, tr.tail.path)
                 return
 
     def orphan_batches(self, target_of: Callable[[str], object]) -> list[Batch]:

@@ -216,6 +216,26 @@ class FollowState:
         self._merge(key, dict(entry))
         self.dirty = True
 
+    def move(self, key: str, path: str) -> None:
+        """Record that transcript *key*'s file is at *path* now; its progress is unchanged.
+
+        Recorded as soon as a follower knows where the file went, not with the next
+        batch: a follower started from this state then finds the transcript at *path*
+        even if the file is rewritten before anything more is delivered. The entry
+        keeps the version that wrote its snapshot.
+        """
+        old = self.entries.get(key)
+        if old is None or old.get("path", key) == path:
+            return
+        entry = dict(old)
+        if path == key:
+            entry.pop("path", None)
+        else:
+            entry["path"] = path
+        self._append({"t": key, "e": entry})
+        self.entries[key] = entry
+        self.dirty = True
+
     def forget(self, key: str) -> None:
         """Drop transcript *key* (it ended: what it held was written)."""
         if key in self.entries:
