@@ -10,7 +10,16 @@ new follower) — as Vector tests its file source against a model.
 
 The model keeps, per transcript *name* (the path it was first followed at:
 a transcript renamed within ROOT keeps it), the contents its file had, one
-per *generation* (a truncation or a replacement starts a new one). The
+per *generation* (a truncation or a replacement starts a new one). A name is
+the follower's only when the follower can know the file is the one it
+followed: a move a follower saw (notified while it ran, or finding the file
+at its new path by device, inode and first bytes when it starts) is recorded
+in the state at once, and a truncation after that is a new generation of the
+same name. A transcript that moved while no follower ran and is truncated
+before a follower saw it at its new path is a new transcript, named by its
+new path: its first bytes no longer match, and an inode number alone is no
+proof (it is reused once a file is gone). Its old name ends with what it had,
+as if it had been moved out. The
 invariant, checked when the follower is stopped (SIGINT) at the end: the
 events delivered under each name are ``convert --format jsonl`` of each of
 its generations' complete lines, in order — exactly, when every follower
@@ -19,8 +28,9 @@ and nothing else.
 
 Before a rule destroys content (truncation, deletion, a move out of ROOT)
 the model waits until the follower has delivered every event the lines on
-disk complete (what an adapter still holds may come later): a file
-truncated before any reader saw it loses its lines for every tailer.
+disk complete (what an adapter still holds may come later) and recorded
+where the file is: a file truncated before any reader saw it loses its
+lines for every tailer.
 
 ``tests/live/test_follow_model.py`` runs a few examples in CI;
 ``scripts/follow_model.py`` runs many.
@@ -256,16 +266,30 @@ class FollowMachine(RuleBasedStateMachine):
         the follower may be appending to the journal right now)."""
         return read_progress(self.state)
 
-    def _read_all_of(self, fm: FileModel, entries: dict[str, dict[str, Any]]) -> bool:
-        """Whether the follower recorded reading *fm*'s current content to its last line."""
+    def _read_all_of(
+        self, fm: FileModel, entries: dict[str, dict[str, Any]], *, where: bool = True
+    ) -> bool:
+        """Whether the follower recorded reading *fm*'s current content to its last line
+        (and, *where*, that the file is at its current path)."""
         content = fm.gen.content[: fm.gen.content.rfind(b"\n") + 1]
         if not content.strip():
             return True
         entry = entries.get(fm.name)
         if entry is None or entry.get("offset") != len(content):
             return False
+        if where and not self._known_at(fm, entries):
+            return False
         head = content[: int(entry.get("head_len", 0))]
         return hashlib.sha256(head).hexdigest() == entry.get("head_sha256")
+
+    @staticmethod
+    def _known_at(fm: FileModel, entries: dict[str, dict[str, Any]]) -> bool:
+        """Whether the follower knows *fm*'s file is where it is now: it never moved, or
+        the state records its move (where the file is, when it moved)."""
+        if fm.path == fm.name:
+            return True
+        entry = entries.get(fm.name)
+        return entry is not None and entry.get("path", fm.name) == fm.path
 
     def _catch_up(self, files: list[FileModel]) -> None:
         """Wait until the follower read *files* to their last line and delivered their events."""
@@ -328,13 +352,27 @@ class FollowMachine(RuleBasedStateMachine):
             gen.partial = b""
             gen.written += 1
 
-    def _restart_gen(self, fm: FileModel) -> None:
-        """*fm*'s path holds new content from now on, read from its start."""
+    def _restart_gen(self, fm: FileModel) -> FileModel:
+        """*fm*'s path holds new content from now on, read from its start: the file model
+        whose name it is delivered under.
+
+        The same name when the follower knows the file is at this path (after
+        :meth:`_settled`, a running follower does); else (moved while no follower ran,
+        no follower saw it since) a new transcript named by the path, and *fm*'s name
+        ends with what it had.
+        """
         source = next(self._sources)
         while source == fm.gen.source:
             source = next(self._sources)
-        fm.gens.append(Generation(source))
-        self.history[fm.name].append(fm.gen)
+        if self._known_at(fm, self._recorded()):
+            fm.gens.append(Generation(source))
+            self.history[fm.name].append(fm.gen)
+            return fm
+        assert self.run is None, "a running follower that caught up knows where the file is"
+        new = FileModel(name=fm.path, path=fm.path, gens=[Generation(source)])
+        self.files[fm.path] = new
+        self.history.setdefault(new.name, []).append(new.gen)
+        return new
 
     def _pick(self, data: st.DataObject, *, growing: bool = False) -> FileModel:
         paths = sorted(self.files)
@@ -437,8 +475,11 @@ class FollowMachine(RuleBasedStateMachine):
         if copy:  # copytruncate: the content is copied aside (not a transcript name), then cut
             shutil.copyfile(fm.path, fm.path + ".1")
         os.truncate(fm.path, 0)
-        self._restart_gen(fm)
-        self.log.append(f"{'copy' if copy else ''}truncate {os.path.relpath(fm.path, self.root)}")
+        new = self._restart_gen(fm)
+        self.log.append(
+            f"{'copy' if copy else ''}truncate {os.path.relpath(fm.path, self.root)}"
+            + ("" if new is fm else " (a new transcript: its move was never seen)")
+        )
         FollowMachine.steps += 1
 
     @precondition(lambda self: any(fm.path == fm.name for fm in self.files.values()))
@@ -466,7 +507,7 @@ class FollowMachine(RuleBasedStateMachine):
 
         A file renamed before any follower saw it is known by its new path only; one
         renamed while no follower runs is known again by its inode and first bytes, as
-        its last follower recorded them.
+        its last follower recorded them (so it must have recorded them: an entry).
         """
         if self.run is not None:
             return sorted(self.files)
@@ -474,7 +515,10 @@ class FollowMachine(RuleBasedStateMachine):
         return sorted(
             p
             for p, fm in self.files.items()
-            if not fm.unread and self._read_all_of(fm, entries) and fm.gen.content.strip()
+            if not fm.unread
+            and fm.name in entries
+            and self._read_all_of(fm, entries, where=False)
+            and fm.gen.content.strip()
         )
 
     @precondition(lambda self: bool(self._renamable()))
