@@ -154,3 +154,51 @@ def test_idle_exit_waits_for_every_transcript_of_a_folder(tmp_path: Path) -> Non
         str(root / "a.jsonl"): expected(SMALL),
         str(sub): expected(SUBAGENT),
     }
+
+
+def test_a_file_replaced_just_before_the_stop_is_read(tmp_path: Path) -> None:
+    """A transcript deleted and recreated (its notifications not handled yet) when the
+    stop comes: the stop's last look finds the path naming another file, ends the old
+    content and reads the new file, rather than ending as if it were removed."""
+    import anyio
+    import msgspec
+
+    from agentminutes.live.follower import make_follower, resolve_targets
+
+    root = tmp_path / "projects"
+    (root / "p").mkdir(parents=True)
+    replaced = root / "p" / "a.jsonl"
+    replaced.write_bytes(SMALL.read_bytes())
+    growing = root / "p" / "b.jsonl"
+    main = lines_of(MAIN)
+    growing.write_bytes(b"".join(main[:10]))
+    follower, _ = make_follower(resolve_targets([root], "auto"))
+    enc = msgspec.json.Encoder()
+    got: dict[str, list[dict]] = {}
+    appended = anyio.Event()
+
+    async def grow() -> None:
+        await anyio.sleep(0.5)
+        append(growing, main[10:11], split=False)
+        appended.set()
+
+    async def consume() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(grow)
+            async for batch in follower.batches():
+                if batch.mark is None:
+                    continue
+                events = [json.loads(enc.encode(e)) for e in batch.events]
+                got.setdefault(batch.mark.transcript, []).extend(events)
+                if appended.is_set() and not follower.stopping:
+                    # Between two batches: no notification of this was taken yet.
+                    replaced.unlink()
+                    replaced.write_bytes(SUBAGENT.read_bytes())
+                    follower.stop()
+
+    anyio.run(consume)
+    assert follower.stopping
+    assert got[str(replaced)] == expected(SMALL) + expected(SUBAGENT)
+    before = tmp_path / "b.jsonl"
+    before.write_bytes(b"".join(main[:11]))
+    assert got[str(growing)] == expected(before)

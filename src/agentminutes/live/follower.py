@@ -282,7 +282,7 @@ class Follower:
                 if cfg.idle_exit is not None and now - self._last_activity >= cfg.idle_exit:
                     break
                 self._expire_vanished(now)
-                if self._due or self._finished:
+                if self._due or self._finished or self._has_pending():
                     continue
                 changes = await self._watcher.wait(self._timeout(now), stop=cfg.stop_event)
                 self._merge(changes)
@@ -296,6 +296,8 @@ class Follower:
                 self._absorb()
                 batch = self._next_batch()
                 if batch is None:
+                    if self._has_pending():
+                        continue  # reading found a path to look at (a file replaced)
                     break
                 n += 1
                 yield batch
