@@ -40,6 +40,8 @@ import time
 import uuid
 from pathlib import Path
 
+from bench import real_binary  # scripts/bench.py: the Go binary behind the wrapper
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "fixtures" / "claude-code"
 #: What counts as small here: a transcript below this many bytes.
@@ -47,15 +49,6 @@ SMALL_BYTES = 200_000
 SESSION_ID = re.compile(rb'"sessionId":\s*"([0-9a-fA-F-]{36})"')
 #: The children's environment: bytecode cached and read, as an installed CLI's is.
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def real_binary(ref: str) -> list[str]:
-    """The Go binary behind the reference's PyPI wrapper script, so its Python start is not timed."""
-    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(ref))), "lib")
-    for root, _, files in os.walk(lib):
-        if root.endswith(os.path.join("agentminutes", "bin")) and "agentminutes" in files:
-            return [os.path.join(root, "agentminutes")]
-    return [ref]
 
 
 def converts(argv: list[str], path: Path) -> bool:

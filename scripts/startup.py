@@ -48,6 +48,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench import real_binary  # scripts/bench.py: the Go binary behind the wrapper
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "fixtures/claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
 
@@ -114,15 +116,6 @@ def python_argv(ours: list[str]) -> list[str]:
     if shebang.startswith(b"#!") and b"python" in shebang:
         return [shebang[2:].decode().strip(), first, *ours[1:]]
     return [first, *ours[1:]]
-
-
-def real_binary(ref: str) -> list[str]:
-    """The Go binary behind the reference's PyPI wrapper script, so its Python start is not timed."""
-    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(ref))), "lib")
-    for root, _, files in os.walk(lib):
-        if root.endswith(os.path.join("agentminutes", "bin")) and "agentminutes" in files:
-            return [os.path.join(root, "agentminutes")]
-    return [ref]
 
 
 def default_ours() -> str:

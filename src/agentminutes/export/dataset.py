@@ -296,18 +296,3 @@ def collect_garbage(root: str, named: Mapping[str, object]) -> int:
                 os.unlink(os.path.join(root, rel))
                 removed += 1
     return removed
-
-
-def delete(root: str, rels: Iterable[str]) -> None:
-    """Delete part files (already dropped from the manifest) and the folders they empty."""
-    for rel in rels:
-        path = os.path.join(root, rel)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        folder = os.path.dirname(path)
-        while os.path.abspath(folder) != os.path.abspath(root):
-            try:
-                os.rmdir(folder)
-            except OSError:
-                break
-            folder = os.path.dirname(folder)

@@ -11,11 +11,13 @@ This module needs nothing but msgspec (the ATIF export runs without pyarrow).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import os
 import secrets
 import time
+from collections.abc import Iterable
 from typing import Final
 
 import msgspec
@@ -31,6 +33,7 @@ __all__ = (
     "Manifest",
     "RunRecord",
     "atomic_write",
+    "delete_files",
     "fingerprint",
     "hive_value",
     "new_run_id",
@@ -174,3 +177,19 @@ def hive_value(value: str) -> str:
     # Hive escapes path-unsafe characters in partition values; harness names are tame,
     # but a stray one must not make a path component of its own.
     return "".join(c if c.isalnum() or c in "-_." else f"%{ord(c):02X}" for c in value) or "unknown"
+
+
+def delete_files(root: str, rels: Iterable[str]) -> None:
+    """Delete the files *rels* (relative to *root*) the manifest no longer names, and the
+    folders they leave empty, up to *root* itself."""
+    for rel in rels:
+        path = os.path.join(root, rel)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        folder = os.path.dirname(path)
+        while os.path.abspath(folder) != os.path.abspath(root):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+            folder = os.path.dirname(folder)

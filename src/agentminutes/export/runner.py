@@ -47,6 +47,7 @@ from agentminutes.export.manifest import (
     Fingerprint,
     Manifest,
     RunRecord,
+    delete_files,
     fingerprint,
     new_run_id,
 )
@@ -346,7 +347,7 @@ def _drop_rows(
             out[rel] = owners
             continue
         new_rel, left = dataset.remove_transcripts(root, rel, broken, f"{name}-f{i}")
-        dataset.delete(root, [rel])
+        delete_files(root, [rel])
         if new_rel is not None:
             out[new_rel] = left
     return out
@@ -985,13 +986,11 @@ def _sizes(folder: str, rels: Sequence[str]) -> int:
 
 def _drop_documents(folder: str, manifest: Manifest, changed: list[str]) -> None:
     """Take the trajectories of *changed* transcripts out of the export, and commit that."""
-    from agentminutes.export import trajectories
-
     stale = [rel for path in changed for rel in manifest.transcripts[path].files]
     for path in changed:
         del manifest.transcripts[path]
     manifest.save(folder)
-    trajectories.delete(folder, stale)
+    delete_files(folder, stale)
 
 
 def _replace(
@@ -1003,8 +1002,6 @@ def _replace(
     pool: ProcessPoolExecutor | _Inline,
 ) -> None:
     """Take the rows of *changed* transcripts out of *affected* part files, and commit that."""
-    from agentminutes.export import dataset
-
     owners = manifest.owners()
     drop = set(changed)
     jobs = [
@@ -1023,7 +1020,7 @@ def _replace(
             kept = (renamed.get(rel, rel) for rel in entry.files)
             entry.files = sorted({rel for rel in kept if rel is not None})
     manifest.save(folder)
-    dataset.delete(folder, renamed)
+    delete_files(folder, renamed)
 
 
 def export_command(

@@ -40,7 +40,13 @@ import msgspec
 from agentminutes import timestamps
 from agentminutes.errors import ParseError
 from agentminutes.export.atif import SCHEMA_VERSION, LossReport, TrajectoryBuilder
-from agentminutes.export.manifest import Manifest, atomic_write, hive_value, partition_dir
+from agentminutes.export.manifest import (
+    Manifest,
+    atomic_write,
+    delete_files,
+    hive_value,
+    partition_dir,
+)
 from agentminutes.export.transcripts import TranscriptEvents, partition_day
 from agentminutes.schema import EventKind
 
@@ -50,7 +56,6 @@ __all__ = (
     "SCHEMA_VERSION",
     "Written",
     "collect_garbage",
-    "delete",
     "document_files",
     "failure_details",
     "write_failures",
@@ -131,7 +136,7 @@ def write_transcript(root: str, source: TranscriptEvents) -> Written:
             out.sessions += 1
             out.loss = out.loss.added(loss)
     except BaseException:
-        delete(root, out.files)
+        delete_files(root, out.files)
         raise
     out.harness = source.harness
     return out
@@ -153,23 +158,8 @@ def document_files(root: str) -> Iterable[str]:
 def collect_garbage(root: str, named: Mapping[str, object]) -> int:
     """Delete documents the manifest does not name (left by an interrupted run)."""
     stale = [rel for rel in document_files(root) if rel not in named]
-    delete(root, stale)
+    delete_files(root, stale)
     return len(stale)
-
-
-def delete(root: str, rels: Iterable[str]) -> None:
-    """Delete documents (no longer named by the manifest) and the folders they empty."""
-    for rel in rels:
-        path = os.path.join(root, rel)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        folder = os.path.dirname(path)
-        while os.path.abspath(folder) != os.path.abspath(root):
-            try:
-                os.rmdir(folder)
-            except OSError:
-                break
-            folder = os.path.dirname(folder)
 
 
 def failure_details(exc: BaseException) -> tuple[str, int]:
