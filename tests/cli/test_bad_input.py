@@ -245,6 +245,77 @@ def test_a_line_that_is_not_json_fails_strictly_and_is_a_json_string_when_permis
     assert unknown[0]["provenance"]["line"] == 1
 
 
+@pytest.mark.parametrize(
+    "transcript",
+    [
+        CC,
+        FIXTURES / "antigravity" / "vibe-coding" / "cli-d580aa81" / "transcript_full.jsonl",
+        FIXTURES / "copilot" / "hawzx-ai" / "27d7ef99-f7c7-43eb-8599-cb469623c8f7.jsonl",
+    ],
+    ids=["claude-code", "antigravity", "copilot"],
+)
+def test_an_object_with_trailing_characters_is_a_parse_error(
+    tmp_path: Path, transcript: Path
+) -> None:
+    # A typed decode stops at the first unknown field, before the stray ``}``: the
+    # line must still be found not to be JSON, by whichever reader takes it next.
+    lines = lines_of(transcript)
+    path = write_lines(tmp_path / transcript.name, [*lines[:3], b'{"a":1}}', *lines[3:]])
+    for verb in (("convert",), ("convert", "--format", "jsonl"), ("stats",)):
+        one_error_line(run_cli(*verb, path), str(path), "at line 4", "trailing characters")
+    doc = converted(path, "--permissive")
+    [bad] = [e for e in doc["events"] if e["provenance"]["line"] == 4]
+    assert bad["kind"] == "unknown"
+
+
+def damaged_zips(tmp_path: Path) -> list[Path]:
+    """The claude.ai export fixture with its conversations member damaged: bits flipped in
+    the deflated stream, the stream cut short, its CRC wrong."""
+    import zipfile
+
+    source = FIXTURES / "claude-ai" / "export.zip"
+    data = source.read_bytes()
+    with zipfile.ZipFile(source) as zf:
+        infos = [i for i in zf.infolist() if i.compress_size > 64]
+    out = []
+    for n, info in enumerate(infos):
+        # The member's data begins after its 30-byte local header, name and extra field.
+        name_len = int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little")
+        extra_len = int.from_bytes(
+            data[info.header_offset + 28 : info.header_offset + 30], "little"
+        )
+        start = info.header_offset + 30 + name_len + extra_len
+        for how, damage in (
+            (
+                "flipped",
+                lambda b, i=start: (
+                    b[: i + 16] + bytes(x ^ 0x5A for x in b[i + 16 : i + 48]) + b[i + 48 :]
+                ),
+            ),
+            (
+                "zeroed",
+                lambda b, i=start, size=info.compress_size: (
+                    b[: i + size // 2] + bytes(size - size // 2) + b[i + size :]
+                ),
+            ),
+        ):
+            path = tmp_path / f"export-{n}-{how}.zip"
+            path.write_bytes(damage(data))
+            out.append(path)
+    assert out
+    return out
+
+
+def test_a_damaged_zip_member_is_one_error_line(tmp_path: Path) -> None:
+    for path in damaged_zips(tmp_path):
+        for verb in (("convert", "--all"), ("stats",), ("detect",)):
+            proc = run_cli(*verb, path)
+            if proc.returncode == 0:
+                assert verb[0] != "detect" or proc.stdout
+                continue
+            one_error_line(proc, str(path))
+
+
 # -- outside the file --------------------------------------------------------------------------
 
 

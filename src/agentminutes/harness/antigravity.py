@@ -508,9 +508,12 @@ def _read(line: bytes) -> tuple[_Step, bytes] | None:
     ``None`` for a line of Unicode white space, which the reference skips as blank.
     """
     try:
-        rec = _decode_step(line)
-    except msgspec.ValidationError:
-        rec = _decode_go(line)
+        try:
+            rec = _decode_step(line)
+        except msgspec.ValidationError:
+            # The typed decode stops at the first field it cannot take, before the
+            # end of the line: reading it Go's way may still find it is not JSON.
+            rec = _decode_go(line)
     except msgspec.DecodeError as exc:
         fixed = normalize_line(line)
         if fixed is None:

@@ -121,7 +121,6 @@ class OpenedDocument:
         Pretty-printed JSON is compacted (text-level, numbers untouched), so that
         verbatim values copied into events carry no line breaks into JSONL output.
         """
-        import zipfile
 
         if self._payload is None:
             if self.container == "sqlite":
@@ -136,7 +135,7 @@ class OpenedDocument:
                     assert self.path is not None
                     with open(self.path, "rb") as f:
                         self._payload = f.read()
-            except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+            except _zip_errors() as exc:
                 raise SourceError(f"{self.name}: cannot read: {exc}") from None
             if self._payload.startswith(_BOM):
                 self._payload = self._payload[3:]
@@ -159,12 +158,10 @@ class OpenedDocument:
         if self.container == "folder":
             return b""
         if self.container == "zip":
-            import zipfile
-
             try:
                 with self._zip() as zf, zf.open(self.member) as f:
                     head = f.read(SNIFF_BYTES)
-            except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+            except _zip_errors() as exc:
                 raise SourceError(f"{self.name}: cannot read: {exc}") from None
             return head[3:] if head.startswith(_BOM) else head
         if self.data is not None:
@@ -522,15 +519,40 @@ def _table_names(doc: OpenedDocument) -> frozenset[str]:
     return frozenset(str(r[0]) for r in rows)
 
 
+def _zip_errors() -> tuple[type[BaseException], ...]:
+    """What reading a damaged ZIP archive or member raises, not only ``OSError``.
+
+    A bad header or CRC (``BadZipFile``), a cut or damaged stream (``zlib.error``,
+    ``LZMAError``, ``EOFError``), an encrypted member (``RuntimeError``), a method
+    this Python cannot inflate (``NotImplementedError``): each is a file that
+    cannot be read, reported in one line, never an internal error.
+    """
+    import zipfile
+    import zlib
+
+    errors: list[type[BaseException]] = [
+        OSError,
+        EOFError,
+        RuntimeError,
+        NotImplementedError,
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        zlib.error,
+    ]
+    lzma = getattr(zipfile, "lzma", None)  # zipfile imports it when Python has it
+    if lzma is not None:
+        errors.append(lzma.LZMAError)
+    return tuple(errors)
+
+
 def _zip_member(doc: OpenedDocument, candidates: list[type[DocumentAdapter]]) -> str:
     """The member holding the conversations: the shallowest one a candidate names."""
-    import zipfile
 
     wanted = {c.zip_member for c in candidates if "zip" in c.containers and c.zip_member}
     try:
         with doc._zip() as zf:
             names = [i.filename for i in zf.infolist() if not i.is_dir()]
-    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+    except _zip_errors() as exc:
         raise SourceError(f"{doc.name}: not a readable ZIP archive: {exc}") from None
     found = [n for n in names if n.rsplit("/", 1)[-1] in wanted and "__MACOSX" not in n]
     if not found:

@@ -48,14 +48,18 @@ def _read_envelope(line: bytes) -> tuple[_Envelope, bytes] | None:
     """Decode an envelope as the reference reads it; ``None`` for a line of Unicode
     white space (blank to Go); raise :class:`_Bad` if it cannot."""
     try:
-        return _decode_envelope(line), line
-    except msgspec.ValidationError:
-        return _envelope_go(line), line
+        try:
+            env = _decode_envelope(line)
+        except msgspec.ValidationError:
+            # The typed decode stops at the first field it cannot take, before the
+            # end of the line: reading it Go's way may still find it is not JSON.
+            env = _envelope_go(line)
     except msgspec.DecodeError as exc:
         fixed = normalize_line(line)
         if fixed is None:
             raise _Bad(f"invalid JSON: {exc}", False) from None
         return _read_envelope(fixed) if fixed else None
+    return env, line
 
 
 def _envelope_go(line: bytes) -> _Envelope:
