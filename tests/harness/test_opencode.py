@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -275,56 +276,7 @@ def test_reading_does_not_block_a_running_writer(tmp_path: Path) -> None:
 
 # -- follow -------------------------------------------------------------------------------------
 
-_WRITER = r"""
-import json, sqlite3, sys, time
-src, dst = sys.argv[1], sys.argv[2]
-s = sqlite3.connect(src)
-d = sqlite3.connect(dst)
-d.execute("pragma journal_mode=wal")
-for (sql,) in s.execute(
-    "select sql from sqlite_master where type='table' and name in"
-    " ('project', 'session', 'message', 'part')"
-):
-    d.execute(sql)
-d.commit()
-for t in ("project", "session"):
-    rows = s.execute(f"select * from {t}").fetchall()
-    width = len(s.execute(f"select * from {t} limit 1").description)
-    d.executemany(f"insert into {t} values ({','.join('?' * width)})", rows)
-    d.commit()
-# As OpenCode writes: a reply is inserted unfinished; its parts are inserted, then
-# updated as they stream (tools pending -> completed); the reply is completed last.
-messages = s.execute("select * from message order by time_created, id").fetchall()
-for i, m in enumerate(messages):
-    if i == len(messages) // 2:  # half-way: wait until the follower has shown what is there
-        print("half", flush=True)
-        sys.stdin.readline()
-    data = json.loads(m[4])
-    if data.get("role") == "assistant":
-        data.get("time", {}).pop("completed", None)
-        data.pop("finish", None)
-    d.execute("insert into message values (?, ?, ?, ?, ?)", (*m[:4], json.dumps(data)))
-    d.commit()
-    for p in s.execute("select * from part where message_id = ? order by id", (m[0],)):
-        part = json.loads(p[5])
-        early = None
-        if part.get("type") == "tool":
-            early = dict(part, state={"status": "pending", "input": {}, "raw": ""})
-        elif part.get("type") in ("text", "reasoning"):
-            early = dict(part, text=part.get("text", "")[:3])
-            early.get("time", {}).pop("end", None)
-        d.execute("insert into part values (?, ?, ?, ?, ?, ?)", (*p[:5], json.dumps(early or part)))
-        d.commit()
-        if early is not None:
-            time.sleep(0.01)
-            d.execute("update part set data = ? where id = ?", (p[5], p[0]))
-            d.commit()
-        time.sleep(0.005)
-    d.execute("update message set data = ? where id = ?", (m[4], m[0]))
-    d.commit()
-print("done", flush=True)
-sys.stdin.readline()
-"""
+_WRITER = Path(__file__).parent.parent / "opencode_writer.py"
 
 
 @pytest.mark.parametrize("source", [GENUINE, CONSTRUCTED], ids=["genuine", "constructed"])
@@ -333,7 +285,7 @@ def test_follow_a_database_a_writer_process_keeps_inserting_into(
 ) -> None:
     db = tmp_path / "opencode.db"
     with subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(source), str(db)],
+        [sys.executable, str(_WRITER), str(source), str(db)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -370,6 +322,65 @@ def test_follow_a_database_a_writer_process_keeps_inserting_into(
     assert leftovers == ["opencode.db", "opencode.db-shm", "opencode.db-wal"] or leftovers == [
         "opencode.db"
     ]
+
+
+class _CommitsBetweenStatements:
+    """A read-only connection whose writer commits before each statement it runs.
+
+    The worst interleaving for a reader: a poll reads its tables while the
+    writer goes on, so whatever one statement saw, the next sees more.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, writer: Iterator[str]) -> None:
+        self.conn = conn
+        self.writer = writer
+        self.writing = True
+        self.statements = 0
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        # From one to seven commits between two statements, in a fixed pattern.
+        self.statements += 1
+        for _ in range(self.statements % 7 + 1):
+            if self.writing and next(self.writer, None) is None:
+                self.writing = False
+        return self.conn.execute(sql, *args)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@pytest.mark.parametrize("source", [GENUINE, CONSTRUCTED], ids=["genuine", "constructed"])
+def test_a_poll_reads_one_snapshot_while_the_writer_commits_between_its_statements(
+    tmp_path: Path, source: Path
+) -> None:
+    from agentminutes.harness import ParseOptions
+    from agentminutes.harness.opencode import DatabaseTail, OpenCodeAdapter
+    from opencode_writer import replay
+
+    db = tmp_path / "opencode.db"
+    writer = replay(str(source), str(db))
+    next(writer)  # the schema is there before a reader comes
+    conn = _CommitsBetweenStatements(sqlite3.connect(":memory:"), writer)
+
+    def connect() -> _CommitsBetweenStatements:
+        conn.conn = documents.connect_readonly(str(db))
+        return conn
+
+    tail = DatabaseTail(OpenCodeAdapter(ParseOptions()), connect, str(db))
+    got: dict[str, list[Any]] = {}
+    polls = 0
+    while conn.writing or polls < 2:  # two more polls once the writer is done
+        polls = polls + 1 if not conn.writing else 0
+        for sid, events in tail.poll():
+            got.setdefault(sid, []).extend(json.loads(msgspec.json.encode(e)) for e in events)
+    for sid, events in tail.flush():
+        got.setdefault(sid, []).extend(json.loads(msgspec.json.encode(e)) for e in events)
+    want = {}
+    for session in _sessions(db):
+        sid = session.meta.subagent_id or session.meta.session_id
+        proc = _cli("convert", "--format", "jsonl", "--conversation", sid, str(db), check=True)
+        want[sid] = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert {sid: events for sid, events in got.items() if events} == want
 
 
 # -- sessions ----------------------------------------------------------------------------------

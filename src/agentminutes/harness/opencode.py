@@ -1109,6 +1109,10 @@ class DatabaseTail:
         """The events that became settled since the last poll, per session id."""
         conn = self.connect()
         try:
+            # One read transaction: the tables are read in one snapshot. Read statement
+            # by statement, the writer commits in between, and a part read cut short
+            # before its message is seen would never be read again.
+            conn.execute("BEGIN")
             changed = self._read(conn)
         finally:
             conn.close()
@@ -1161,6 +1165,9 @@ class DatabaseTail:
             before = self.messages.setdefault(sid, {}).get(mid)
             if before is None or before.data != row.data:
                 changed.add(sid)
+            if before is None and mid in self.parts and mid not in self.open:
+                # Parts committed before their message: they may have changed since.
+                reopen.append(mid)
             self.messages[sid][mid] = row
             if _finished(row.data):
                 self.open.discard(mid)
@@ -1207,6 +1214,10 @@ class DatabaseTail:
             MessageRows(m, sorted(self.parts.get(m.id, {}).values(), key=lambda p: p.id))
             for m in msgs
         ]
+        if not rows and not final:
+            # A session is created before its first message, which its record's line
+            # (the session's provenance) comes from: it is shown with that message.
+            return []
         self.adapter.begin(sid)
         try:
             events = build_session(self.adapter, row, rows).events
