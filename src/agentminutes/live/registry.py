@@ -143,9 +143,13 @@ class Registry:
         # While the file is open its inode cannot have been reused: it is the file,
         # renamed (truncated meanwhile, perhaps: reading it tells). Released, only its
         # first bytes can tell it from another file given the same inode number.
-        if known.tail.is_open or known.tail.same_head(path):
+        if known.tail.is_open:
             return known
-        return None
+        if not known.tail.ino and known.entry is not None:
+            # Not opened yet (attached to its saved entry, not read): the entry's
+            # fingerprint is what its first bytes are known by.
+            return known if _head_matches(path, known.entry) else None
+        return known if known.tail.same_head(path) else None
 
     def linked(self, known: Transcript, st: os.stat_result) -> bool:
         """Whether *known*'s own path still names the file of *st* (two names, one file)."""
@@ -183,12 +187,15 @@ class Registry:
         # A name that ended in this run has its entry forgotten once that is delivered:
         # what the entry says is of the content that ended, not of the file there now.
         entry = state.get(tr.name) if tr.name not in self._ended else None
-        if entry is not None and entry.get("path", tr.name) in (tr.name, tr.tail.path):
-            tr.entry = entry
-            return
         try:
             st = os.stat(tr.tail.path)
         except OSError:
+            st = None
+        if entry is not None and entry.get("path", tr.name) in (tr.name, tr.tail.path):
+            tr.entry = entry
+            self._index_entry(tr, entry, st)
+            return
+        if st is None:
             return
         if self._entries_by_inode is None:
             self._entries_by_inode = {}
@@ -202,10 +209,27 @@ class Registry:
             if found.get("path") == tr.tail.path or _head_matches(tr.tail.path, found):
                 self.rename(tr, name)
                 tr.entry = found
+                self._index_entry(tr, found, st)
                 # Seen where it went: recorded now, so a rewrite before the next batch
                 # is a truncation of this transcript for a later follower too.
                 state.move(name, tr.tail.path)
                 return
+
+    def _index_entry(
+        self, tr: Transcript, entry: dict[str, Any], st: os.stat_result | None
+    ) -> None:
+        """Know *tr* by its saved file identity before it is opened, if its path names that file.
+
+        Between attaching and opening the file, it may be renamed again: found at
+        its next path, it is this transcript (:meth:`same_file`), not a new one.
+        """
+        if st is None or (st.st_dev, st.st_ino) != (entry.get("dev"), entry.get("ino")):
+            return
+        if tr.tail.ino or tr in self._indexed:
+            return
+        ident = (st.st_dev, st.st_ino)
+        self._indexed[tr] = ident
+        self._by_inode.setdefault(ident, tr)
 
     def orphan_batches(self, target_of: Callable[[str], object]) -> list[Batch]:
         """For each saved entry no transcript continues (its file is gone), a batch of what
