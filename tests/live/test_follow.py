@@ -63,6 +63,37 @@ def test_file_created_after_the_follower_started(tmp_path: Path) -> None:
     assert f.events == want
 
 
+_WAITING_FOLLOWER = """
+import sys, anyio, agentminutes
+
+async def main():
+    async for _ in agentminutes.follow(sys.argv[1], idle_exit=0.6):
+        pass
+    print(sorted(m for m in sys.modules if m.startswith("agentminutes.harness.")))
+
+anyio.run(main)
+"""
+
+
+def test_a_follower_waiting_for_first_bytes_loads_the_adapters_while_idle(tmp_path: Path) -> None:
+    """The adapters the first record is detected with are imported while the follower
+    waits, not when the record comes (a first event tens of milliseconds later)."""
+    import subprocess
+    import sys
+
+    target = tmp_path / "session.jsonl"
+    target.touch()
+    out = subprocess.run(
+        [sys.executable, "-c", _WAITING_FOLLOWER, str(target)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    for module in ("claude_code", "codex", "copilot", "gemini_cli", "pi", "qwen_code"):
+        assert f"'agentminutes.harness.{module}'" in out
+
+
 def _cut_after(lines: list[bytes], n: int, partial: int) -> tuple[bytes, bytes]:
     """The first *n* lines plus *partial* bytes of the next, and the rest."""
     data = b"".join(lines)

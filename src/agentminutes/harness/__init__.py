@@ -55,6 +55,7 @@ __all__ = (
     "document_adapter_class",
     "harness_names",
     "is_document_adapter",
+    "load_line_adapters",
     "sniff_safely",
     "version_newer",
 )
@@ -111,6 +112,16 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
+
+
+def load_line_adapters() -> None:
+    """Import every line adapter module now (what detecting a first record would import).
+
+    A follower waiting for a transcript's first bytes calls it from a worker
+    thread while idle, so the first event is not delayed by imports.
+    """
+    for _, ref in REGISTRY:
+        _load(ref)
 
 
 def harness_names() -> list[str]:

@@ -168,6 +168,7 @@ class Follower:
         self._stopping = False
         self._flush = True
         self._started = False
+        self._warmed = False
         self._last_activity = time.monotonic()
         self._last_rescan = time.monotonic()
         self._open: set[Transcript] = set()
@@ -284,6 +285,7 @@ class Follower:
                 self._expire_vanished(now)
                 if self._due or self._finished or self._has_pending():
                     continue
+                self._warm_up()
                 changes = await self._watcher.wait(self._timeout(now), stop=cfg.stop_event)
                 self._merge(changes)
                 self._poll_due(time.monotonic())
@@ -312,6 +314,30 @@ class Follower:
                 self._watcher = None
             for tr in self.known.files.values():
                 tr.tail.close()
+
+    def _warm_up(self) -> None:
+        """Once idle, load the adapters a transcript's first bytes will need, in a thread.
+
+        A transcript not written yet (or one a followed folder will get) is
+        detected when its first record comes; importing the adapters then would
+        delay its first events by tens of milliseconds.
+        """
+        if self._warmed:
+            return
+        self._warmed = True
+        if self.config.harness not in ("", "auto"):
+            return
+        waiting = any(t.folder for t in self.targets) or any(
+            tr.adapter is None for tr in self.known.files.values()
+        )
+        if waiting:
+            import threading
+
+            from agentminutes.harness import load_line_adapters
+
+            threading.Thread(
+                target=load_line_adapters, name="agentminutes-warm-up", daemon=True
+            ).start()
 
     def _prepare_stop(self) -> None:
         if self._watcher is not None:
