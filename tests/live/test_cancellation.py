@@ -78,3 +78,22 @@ def test_cancelling_a_waiting_follow_from_another_task(tmp_path: Path, backend: 
 
     assert anyio.run(main, backend=backend) < 0.2
     assert not [fd for fd in _fds() if "inotify" in fd]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_folder_follow_cancelled_while_idle_leaves_no_thread(
+    tmp_path: Path, backend: str
+) -> None:
+    """Cancelled just after it began waiting (its adapters loading in a thread meanwhile),
+    a folder follow leaves no thread behind."""
+    pytest.importorskip(backend)
+    threads = threading.active_count()
+
+    async def main() -> None:
+        with anyio.move_on_after(0.05):
+            async with aclosing(agentminutes.follow_many([tmp_path])) as batches:
+                async for _ in batches:
+                    pass
+
+    anyio.run(main, backend=backend)
+    assert threading.active_count() == threads

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
@@ -169,6 +170,7 @@ class Follower:
         self._flush = True
         self._started = False
         self._warmed = False
+        self._warm_thread: threading.Thread | None = None
         self._last_activity = time.monotonic()
         self._last_rescan = time.monotonic()
         self._open: set[Transcript] = set()
@@ -314,6 +316,11 @@ class Follower:
                 self._watcher = None
             for tr in self.known.files.values():
                 tr.tail.close()
+            if self._warm_thread is not None:
+                # Imports cannot be interrupted; they end within tens of milliseconds,
+                # and a follow that ended leaves no thread behind.
+                self._warm_thread.join(timeout=1.0)
+                self._warm_thread = None
 
     def _warm_up(self) -> None:
         """Once idle, load the adapters a transcript's first bytes will need, in a thread.
@@ -331,13 +338,12 @@ class Follower:
             tr.adapter is None for tr in self.known.files.values()
         )
         if waiting:
-            import threading
-
             from agentminutes.harness import load_line_adapters
 
-            threading.Thread(
+            self._warm_thread = threading.Thread(
                 target=load_line_adapters, name="agentminutes-warm-up", daemon=True
-            ).start()
+            )
+            self._warm_thread.start()
 
     def _prepare_stop(self) -> None:
         if self._watcher is not None:
