@@ -181,6 +181,20 @@ class FollowProc:
                 stream.close()
 
 
+def paused_after(root: Path, state: Path, first: Path, lines: list[bytes]) -> FollowProc:
+    """A follower of *root* that read *lines* at *first* and paused (SIGTERM: held events
+    stay saved in *state*)."""
+    first.write_bytes(b"".join(lines))
+    f = FollowProc(root, "--state", state)
+    try:
+        f.wait_lines(1)
+        f.wait_quiet(0.4)
+        assert f.stop(signal.SIGTERM) == 0
+    finally:
+        f.kill()
+    return f
+
+
 class Collector:
     """A collector server: accepts connections and records the lines it receives.
 

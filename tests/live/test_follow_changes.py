@@ -14,7 +14,16 @@ import time
 from pathlib import Path
 
 from agentminutes.live.state import read_progress
-from follow_helpers import MAIN, SMALL, FollowProc, append, expected, lines_of, wait_for
+from follow_helpers import (
+    MAIN,
+    SMALL,
+    FollowProc,
+    append,
+    expected,
+    lines_of,
+    paused_after,
+    wait_for,
+)
 
 CODEX = (
     Path(__file__).resolve().parent.parent.parent
@@ -127,19 +136,6 @@ def test_a_moved_transcript_rewritten_while_stopped_keeps_its_name(tmp_path: Pat
     assert str(moved) not in _by_transcript(f2)
 
 
-def _paused_after(root: Path, state: Path, first: Path, lines: list[bytes]) -> FollowProc:
-    """A follower that read *lines* at *first* and paused (SIGTERM: held events stay saved)."""
-    first.write_bytes(b"".join(lines))
-    f = FollowProc(root, "--state", state)
-    try:
-        f.wait_lines(1)
-        f.wait_quiet(0.4)
-        assert f.stop(signal.SIGTERM) == 0
-    finally:
-        f.kill()
-    return f
-
-
 def test_a_move_no_follower_saw_then_a_rewrite_makes_a_new_transcript(tmp_path: Path) -> None:
     """Moved while no follower ran, then truncated and rewritten before any follower saw it
     at its new path: nothing recorded says the file there is the one that moved (its first
@@ -150,7 +146,7 @@ def test_a_move_no_follower_saw_then_a_rewrite_makes_a_new_transcript(tmp_path: 
     first.parent.mkdir(parents=True)
     state = tmp_path / "state.json"
     lines = lines_of(MAIN)[:30]
-    f1 = _paused_after(root, state, first, lines)
+    f1 = paused_after(root, state, first, lines)
     moved = root / "q" / "b.jsonl"
     moved.parent.mkdir()
     os.rename(first, moved)
@@ -180,7 +176,7 @@ def test_a_move_a_restarted_follower_saw_is_saved_before_a_rewrite(tmp_path: Pat
     first.parent.mkdir(parents=True)
     state = tmp_path / "state.json"
     lines = lines_of(MAIN)[:30]
-    f1 = _paused_after(root, state, first, lines)
+    f1 = paused_after(root, state, first, lines)
     moved = root / "q" / "b.jsonl"
     moved.parent.mkdir()
     os.rename(first, moved)

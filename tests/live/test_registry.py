@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 from pathlib import Path
 
 from agentminutes.live.config import FollowConfig
 from agentminutes.live.registry import Registry
 from agentminutes.live.state import FollowState
 from agentminutes.live.transcript import Transcript
-from follow_helpers import MAIN, FollowProc, lines_of
+from follow_helpers import MAIN, lines_of, paused_after
 
 
 def _saved(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -18,15 +17,8 @@ def _saved(tmp_path: Path) -> tuple[Path, Path, Path]:
     root = tmp_path / "projects"
     first = root / "p" / "a.jsonl"
     first.parent.mkdir(parents=True)
-    first.write_bytes(b"".join(lines_of(MAIN)[:30]))
     state = tmp_path / "state.json"
-    f = FollowProc(root, "--state", state)
-    try:
-        f.wait_lines(1)
-        f.wait_quiet(0.4)
-        assert f.stop(signal.SIGTERM) == 0
-    finally:
-        f.kill()
+    paused_after(root, state, first, lines_of(MAIN)[:30])
     return root, first, state
 
 
