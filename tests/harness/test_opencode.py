@@ -331,8 +331,9 @@ class _CommitsBetweenStatements:
     writer goes on, so whatever one statement saw, the next sees more.
     """
 
-    def __init__(self, conn: sqlite3.Connection, writer: Iterator[str]) -> None:
-        self.conn = conn
+    def __init__(self, path: Path, writer: Iterator[str]) -> None:
+        self.path = path
+        self.conn: sqlite3.Connection | None = None
         self.writer = writer
         self.writing = True
         self.statements = 0
@@ -343,10 +344,19 @@ class _CommitsBetweenStatements:
         for _ in range(self.statements % 7 + 1):
             if self.writing and next(self.writer, None) is None:
                 self.writing = False
+        assert self.conn is not None
         return self.conn.execute(sql, *args)
 
+    def open(self) -> _CommitsBetweenStatements:
+        """A new read-only connection, as each poll opens one."""
+        assert self.conn is None
+        self.conn = documents.connect_readonly(str(self.path))
+        return self
+
     def close(self) -> None:
+        assert self.conn is not None
         self.conn.close()
+        self.conn = None
 
 
 @pytest.mark.parametrize("source", [GENUINE, CONSTRUCTED], ids=["genuine", "constructed"])
@@ -360,13 +370,8 @@ def test_a_poll_reads_one_snapshot_while_the_writer_commits_between_its_statemen
     db = tmp_path / "opencode.db"
     writer = replay(str(source), str(db))
     next(writer)  # the schema is there before a reader comes
-    conn = _CommitsBetweenStatements(sqlite3.connect(":memory:"), writer)
-
-    def connect() -> _CommitsBetweenStatements:
-        conn.conn = documents.connect_readonly(str(db))
-        return conn
-
-    tail = DatabaseTail(OpenCodeAdapter(ParseOptions()), connect, str(db))
+    conn = _CommitsBetweenStatements(db, writer)
+    tail = DatabaseTail(OpenCodeAdapter(ParseOptions()), conn.open, str(db))
     got: dict[str, list[Any]] = {}
     polls = 0
     while conn.writing or polls < 2:  # two more polls once the writer is done
