@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentminutes.timestamps import to_ns, valid_timestamp
+from agentminutes.timestamps import format_ns, to_ns, valid_timestamp
 
 
 @pytest.mark.parametrize(
@@ -52,3 +52,15 @@ def test_instants_compare_across_offsets_and_truncate_to_nanoseconds() -> None:
     assert to_ns("1970-01-01T00:00:01.1234567891Z") == 1_123_456_789
     assert to_ns("1970-01-01T00:00:00,5Z") == 500_000_000
     assert to_ns("not a time") is None
+
+
+@pytest.mark.parametrize(
+    ("ns", "written"),
+    [
+        (-62_135_596_800 * 10**9, "0001-01-01T00:00:00Z"),  # strftime writes "1-01-01"
+        (-30_610_310_400 * 10**9 + 5 * 10**8, "0999-12-31T00:00:00.5Z"),
+        (1_766_981_267_366_916_700, "2025-12-29T04:07:47.3669167Z"),
+    ],
+)
+def test_format_ns_writes_four_digit_years(ns: int, written: str) -> None:
+    assert format_ns(ns) == written

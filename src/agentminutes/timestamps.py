@@ -145,7 +145,9 @@ def _zone_len(value: str) -> int:
 def format_ns(ns: int) -> str:
     """Format integer nanoseconds since the epoch as an RFC 3339 UTC string."""
     seconds, frac = divmod(ns, 1_000_000_000)
-    text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    # Not strftime's %Y: it does not pad a year before 1000 to four digits.
+    t = datetime.fromtimestamp(seconds, UTC)
+    text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
     if frac:
         text += "." + f"{frac:09d}".rstrip("0")
     return text + "Z"

@@ -451,3 +451,42 @@ def test_a_first_line_of_only_a_byte_order_mark_is_accounted_for(tmp_path: Path)
     assert b"(white-space line) 1" in proc.stderr
     plain = run_cli("convert", "--format", "jsonl", source).stdout.splitlines()
     assert len(proc.stdout.splitlines()) == len(plain)
+
+
+def test_a_unix_time_no_calendar_holds_is_no_timestamp(tmp_path: Path) -> None:
+    """Milliseconds written where seconds go (year 56971), in a wrapped Codex exec stream:
+    that event has no timestamp, the rest converts as before (fuzz seed 4242, case 633)."""
+    source = (
+        FIXTURES / "codex" / "arvo-logger" / "arvo_42530547-vul-1766981267.exec-json-wrapped.log"
+    )
+    lines = lines_of(source)
+    at = next(i for i, line in enumerate(lines) if b'"timestamp_unix": ' in line)
+    mended = json.loads(lines[at])
+    mended["timestamp_unix"] = 1735689600000
+    lines[at] = json.dumps(mended).encode()
+    damaged = write_lines(tmp_path / "wrapped.log", lines)
+    want = strict_json(run_cli("convert", source).stdout)["events"]
+    for verb in (("convert",), ("stats",)):
+        proc = run_cli(*verb, damaged)
+        assert proc.returncode == 0, proc.stderr
+        strict_json(proc.stdout)
+    got = strict_json(run_cli("convert", damaged).stdout)["events"]
+    changed = [(w, g) for w, g in zip(want, got, strict=True) if w != g]
+    assert changed
+    for w, g in changed:
+        assert w["provenance"]["line"] == at + 1
+        assert "timestamp" not in g
+        assert g == {k: v for k, v in w.items() if k != "timestamp"}
+
+
+def test_an_export_nested_deeper_than_the_reference_reads_is_one_error_line(
+    tmp_path: Path,
+) -> None:
+    """A ChatGPT export with a value 20,000 levels deep (fuzz seed 4242, case 2257)."""
+    data = (FIXTURES / "chatgpt" / "conversations.json").read_bytes()
+    at = data.index(b'"name": null')
+    deep = b'"name": ' + b"[" * 20_000 + b"]" * 20_000
+    path = tmp_path / "conversations.json"
+    path.write_bytes(data[:at] + deep + data[at + len(b'"name": null') :])
+    for verb in (("convert", "--all"), ("stats",), ("convert",)):
+        one_error_line(run_cli(*verb, path), str(path), "chatgpt", "nested deeper")

@@ -79,6 +79,17 @@ def clean_line(raw: bytes, lineno: int) -> bytes | None:
 
 
 def _depth_error(adapter: Adapter, lineno: int) -> ParseError:
+    return ParseError(
+        adapter.name,
+        depth_reason(),
+        line=lineno,
+        version=adapter.version,
+        last_checked=adapter.last_checked,
+    )
+
+
+def depth_reason() -> str:
+    """Why a value nested too deep to decode is refused (the error's wording)."""
     if C_RECURSION_LIMITED:
         # A fresh stack reads all but the last level or so of the reference's 10,000.
         reason = (
@@ -94,13 +105,7 @@ def _depth_error(adapter: Adapter, lineno: int) -> ParseError:
             "a value nested deeper than this process decodes (the command line reads "
             f"{GO_MAX_DEPTH} levels, as the reference does)"
         )
-    return ParseError(
-        adapter.name,
-        reason,
-        line=lineno,
-        version=adapter.version,
-        last_checked=adapter.last_checked,
-    )
+    return reason
 
 
 class Rewrite:

@@ -34,7 +34,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, BinaryIO, Final
+from typing import TYPE_CHECKING, BinaryIO, Final, TypeVar
 
 import msgspec
 
@@ -52,10 +52,11 @@ from agentminutes.harness import (
     is_document_adapter,
     sniff_safely,
 )
-from agentminutes.harness._gojson import go_utf8
+from agentminutes.harness._gojson import C_RECURSION_LIMITED, go_utf8, on_fresh_stack
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.conversion import (
     Conversion,
+    depth_reason,
     open_chunks,
     open_sync_chunks,
     source_name,
@@ -73,6 +74,8 @@ if TYPE_CHECKING:
     # Imported where a ZIP or a database is read: a JSONL transcript never needs them.
     import sqlite3
     import zipfile
+
+T = TypeVar("T")
 
 __all__ = (
     "SQLITE_MAGIC",
@@ -147,7 +150,8 @@ class OpenedDocument:
                 except UnicodeDecodeError:
                     self._payload = go_utf8(self._payload).encode()
             if self._payload.find(b"\n", 0, _content_end(self._payload)) >= 0:
-                with contextlib.suppress(msgspec.DecodeError):  # invalid: the adapter says so
+                # Invalid or nested too deep: the adapter's decode says so.
+                with contextlib.suppress(msgspec.DecodeError, RecursionError):
                     self._payload = msgspec.json.format(self._payload, indent=0)
         return self._payload
 
@@ -601,16 +605,35 @@ class DocumentConversion:
     def conversations(self) -> list[ConversationInfo]:
         """The conversations in the document, listed without building events."""
         try:
-            return self._adapter().conversations(self.document)
+            try:
+                return self._adapter().conversations(self.document)
+            except RecursionError:
+                return self._deep(lambda: self._adapter().conversations(self.document))
         except ParseError as exc:
             raise exc.with_path(self.document.name) from None
 
     def sessions(self, only: str | None = None) -> Iterator[DocumentSession]:
         """Parse every conversation (or only the one with id *only*), in source order."""
         try:
-            yield from self._adapter().sessions(self.document, only)
+            try:
+                yield from self._adapter().sessions(self.document, only)
+            except RecursionError:
+                # Nothing was yielded: a document's nesting is met when it is first decoded.
+                yield from self._deep(lambda: list(self._adapter().sessions(self.document, only)))
         except ParseError as exc:
             raise exc.with_path(self.document.name) from None
+
+    def _deep(self, read: Callable[[], T]) -> T:
+        """*read* again on a fresh stack (where the C recursion limit binds), or the depth error."""
+        if C_RECURSION_LIMITED:
+            try:
+                return on_fresh_stack(read)
+            except RecursionError:
+                pass
+        cls = self.adapter_class
+        raise ParseError(
+            cls.name, depth_reason(), last_checked=cls.last_checked, unit="record"
+        ) from None
 
     def resolve(self, conversation: str | None) -> str:
         """The id of the conversation to convert, from an id, a unique id prefix, or nothing.

@@ -48,9 +48,19 @@ def _timestamp(value: str) -> str:
 
 
 def _unix_time(value: float | None) -> str:
-    if value is None:
+    """A Unix time in seconds as RFC 3339; ``""`` for none, or for one no calendar date
+    from year 1 to 9999 holds (milliseconds written as seconds, say: no timestamp)."""
+    if value is None or not _UNIX_MIN <= value < _UNIX_MAX:
         return ""
-    return format_ns(round(value * 1_000_000) * 1000)
+    try:
+        return format_ns(round(value * 1_000_000) * 1000)
+    except ValueError:  # rounded up past the last second of 9999
+        return ""
+
+
+#: The Unix times of 0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z.
+_UNIX_MIN: Final = -62_135_596_800
+_UNIX_MAX: Final = 253_402_300_800
 
 
 _JSON_OPENERS: Final = frozenset('{["-0123456789tfn')
