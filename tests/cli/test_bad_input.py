@@ -490,3 +490,20 @@ def test_an_export_nested_deeper_than_the_reference_reads_is_one_error_line(
     path.write_bytes(data[:at] + deep + data[at + len(b'"name": null') :])
     for verb in (("convert", "--all"), ("stats",), ("convert",)):
         one_error_line(run_cli(*verb, path), str(path), "chatgpt", "nested deeper")
+
+
+def test_an_export_nested_as_deep_as_the_reference_reads_writes_each_session_once(
+    tmp_path: Path,
+) -> None:
+    """9,990 levels in the last conversation: read (where the C recursion limit binds, on a
+    fresh stack), and the sessions before it are not written twice."""
+    data = (FIXTURES / "chatgpt" / "conversations.json").read_bytes()
+    at = data.rindex(b'"metadata": {}')
+    deep = b'"metadata": {"deep": ' + b"[" * 9_990 + b"]" * 9_990 + b"}"
+    path = tmp_path / "conversations.json"
+    path.write_bytes(data[:at] + deep + data[at + len(b'"metadata": {}') :])
+    plain = run_cli("convert", "--all", FIXTURES / "chatgpt" / "conversations.json")
+    proc = run_cli("convert", "--all", path)
+    assert proc.returncode == 0, proc.stderr
+    ids = [strict_json(line)["meta"]["session_id"] for line in proc.stdout.splitlines()]
+    assert ids == [json.loads(line)["meta"]["session_id"] for line in plain.stdout.splitlines()]

@@ -615,11 +615,15 @@ class DocumentConversion:
     def sessions(self, only: str | None = None) -> Iterator[DocumentSession]:
         """Parse every conversation (or only the one with id *only*), in source order."""
         try:
+            done = 0
             try:
-                yield from self._adapter().sessions(self.document, only)
+                for session in self._adapter().sessions(self.document, only):
+                    yield session
+                    done += 1
             except RecursionError:
-                # Nothing was yielded: a document's nesting is met when it is first decoded.
-                yield from self._deep(lambda: list(self._adapter().sessions(self.document, only)))
+                # Read again on a fresh stack; the sessions written already are not again.
+                again = self._deep(lambda: list(self._adapter().sessions(self.document, only)))
+                yield from again[done:]
         except ParseError as exc:
             raise exc.with_path(self.document.name) from None
 
