@@ -15,6 +15,7 @@ from agentminutes.errors import UsageError
 from agentminutes.pipeline.batch import Batch, apply_stages
 from agentminutes.schema import ContentBlock, Event, Raw, ToolCall, ToolResult
 from agentminutes.stages import redact
+from agentminutes.stages.detectors import DETECTORS, DetectorSet
 from conftest import FIXTURES, transcripts
 from planting import KINDS, USER_PATTERN, Plant, marker, plant
 
@@ -158,6 +159,32 @@ def test_look_alikes_are_left_alone(text: str) -> None:
     assert bytes(redactor.raw(Raw(msgspec.json.encode({"text": text})))) == msgspec.json.encode(
         {"text": text}
     )
+
+
+def test_gates_pass_over_the_working_directory_and_words_with_k_dash() -> None:
+    """A Claude Code record's ``"cwd":`` and the ``k-`` of ``deepseek-v4`` are no gate hits.
+
+    Each hit is a detector tried by hand: these two were nine in ten of a Claude Code
+    transcript's hits. An ``sk-`` key next to them is still found.
+    """
+    path = FIXTURES / "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
+    blob = path.read_bytes() + b" deepseek-v4-pro task-notes look-back sk-short\n"
+    assert blob.count(b'"cwd":') >= 10
+    assert b"deepseek-v4" in blob
+    hits = [
+        blob[h.start() - 1 : h.end()]
+        for mode in (DetectorSet(DETECTORS).bytes,)
+        for gate in mode.gates
+        for h in gate.finditer(blob)
+    ]
+    assert not [h for h in hits if h.startswith(b"cwd")]
+    assert not [h for h in hits if h[1:3] == b"k-" and h[:1] != b"s"]
+    key = "sk-proj-" + "Zq8Lx2Vw4Nc6Bm1Kp3Rt5Yh7Gd9Fs0Aj"
+    text = f'{{"cwd":"/work","model":"deepseek-v4-pro","OPENAI_API_KEY":"{key}"}}'
+    redactor = redact(key=KEY).redactor
+    assert key not in redactor.text(text)
+    assert "deepseek-v4-pro" in redactor.text(text)
+    assert key.encode() not in bytes(redactor.raw(Raw(text.encode())))
 
 
 def test_base64_blobs_hide_no_tokens() -> None:

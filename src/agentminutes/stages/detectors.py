@@ -111,6 +111,13 @@ class Detector:
     bytes_pattern: str = ""
 
 
+#: What follows the ``k-`` of every ``sk-`` key the detectors below know: an ``s`` before
+#: it and at least eight key characters after. Each detector's own pattern asks for more,
+#: so the gate drops no key; it drops the ``k-`` of words (``deepseek-v4``, ``task-``,
+#: ``back-``), which were hits to try one by one.
+_SK_GATE: Final = r"(?<=sk-)(?=[A-Za-z0-9_-]{8})"
+
+
 # -- checks: what makes a look-alike not a secret -------------------------------------------------
 
 #: Values that stand for a secret rather than being one (lowercased substrings).
@@ -454,6 +461,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "an Anthropic API key or OAuth token (sk-ant-…)",
         r"{L}sk-ant-[A-Za-z0-9_-]{20,300}{R}",
         anchors=("k-",),
+        anchor_suffix=_SK_GATE,
         back=1,
         ahead=310,
         check=_token(),
@@ -464,6 +472,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         r"{L}sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,300}"
         r"|[A-Za-z0-9_-]{8,100}T3BlbkFJ[A-Za-z0-9_-]{8,100}){R}",
         anchors=("k-",),
+        anchor_suffix=_SK_GATE,
         back=1,
         ahead=310,
         check=_token(),
@@ -473,6 +482,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "another provider's sk- secret key (DeepSeek, OpenRouter, Moonshot, …)",
         r"{L}sk-(?:or-v1-)?[A-Za-z0-9]{32,200}{R}",
         anchors=("k-",),
+        anchor_suffix=_SK_GATE,
         back=1,
         ahead=210,
         check=lambda s, g: _token()(s, g) and any(c.isdigit() for c in s),
@@ -642,7 +652,9 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         ),
         locate=_name_start,
         # A secret's name is followed by its assignment: the gate looks for both.
-        anchor_suffix=r"""(?:\\?["'`])?[ \t]*(?::=|=>|[:=])""",
+        # Not "cwd", the working directory (every Claude Code record names it): a name
+        # ending in it is never a secret's, and its hits were most of this gate's.
+        anchor_suffix=r"""(?<!cwd)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])""",
         ahead=330,
         check=_assignment,
     ),
