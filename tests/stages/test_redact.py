@@ -162,13 +162,14 @@ def test_look_alikes_are_left_alone(text: str) -> None:
 
 
 def test_gates_pass_over_the_working_directory_and_words_with_k_dash() -> None:
-    """A Claude Code record's ``"cwd":`` and the ``k-`` of ``deepseek-v4`` are no gate hits.
+    """``"cwd":``, the ``k-`` of ``deepseek-v4`` or ``task-`` and the ``AA`` of base64 are no gate hits.
 
-    Each hit is a detector tried by hand: these two were nine in ten of a Claude Code
-    transcript's hits. An ``sk-`` key next to them is still found.
+    Each hit is a detector tried by hand: these were nine in ten of a Claude Code
+    transcript's hits, and five in six of a Codex one's. A key next to them is still found.
     """
     path = FIXTURES / "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
-    blob = path.read_bytes() + b" deepseek-v4-pro task-notes look-back sk-short\n"
+    base64 = b"AAAiAAAIgAAIAAAARAAABEAAB" * 4  # Codex's encrypted reasoning is such
+    blob = path.read_bytes() + b' deepseek-v4-pro task-notes sk-short {"Cwd":"/"} ' + base64
     assert blob.count(b'"cwd":') >= 10
     assert b"deepseek-v4" in blob
     hits = [
@@ -177,7 +178,8 @@ def test_gates_pass_over_the_working_directory_and_words_with_k_dash() -> None:
         for gate in mode.gates
         for h in gate.finditer(blob)
     ]
-    assert not [h for h in hits if h.startswith(b"cwd")]
+    assert not [h for h in hits if h.lower().startswith(b"cwd")]
+    assert not [h for h in hits if h[1:3] == b"AA"]
     assert not [h for h in hits if h[1:3] == b"k-" and h[:1] != b"s"]
     key = "sk-proj-" + "Zq8Lx2Vw4Nc6Bm1Kp3Rt5Yh7Gd9Fs0Aj"
     text = f'{{"cwd":"/work","model":"deepseek-v4-pro","OPENAI_API_KEY":"{key}"}}'

@@ -111,11 +111,13 @@ class Detector:
     bytes_pattern: str = ""
 
 
-#: What follows the ``k-`` of every ``sk-`` key the detectors below know: an ``s`` before
-#: it and at least eight key characters after. Each detector's own pattern asks for more,
-#: so the gate drops no key; it drops the ``k-`` of words (``deepseek-v4``, ``task-``,
-#: ``back-``), which were hits to try one by one.
-_SK_GATE: Final = r"(?<=sk-)(?=[A-Za-z0-9_-]{8})"
+#: What is around the ``k-`` of every ``sk-`` key the detectors below know: an ``s``
+#: that starts a token before it (``{L}``) and at least eight key characters after. Each
+#: detector's own pattern asks for more, so the gate drops no key; it drops the ``k-`` of
+#: words (``deepseek-v4``, ``task-``, ``back-``), which were hits to try one by one.
+_SK_GATE: Final = (
+    r"(?:(?<![A-Za-z0-9_+/-]sk-)(?<=sk-)|(?<=\\[nrtbf]sk-))(?=[A-Za-z0-9_-]{8})"
+)
 
 
 # -- checks: what makes a look-alike not a secret -------------------------------------------------
@@ -585,6 +587,9 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "a Telegram bot token (digits:AA…)",
         r"{L}[0-9]{8,10}:AA[A-Za-z0-9_-]{33}{R}",
         anchors=("AA",),
+        # Digits and a colon before, 33 token characters after, as the pattern asks: "AA"
+        # alone is in every base64 blob (Codex's encrypted reasoning holds thousands).
+        anchor_suffix=r"(?<=[0-9]:AA)(?=[A-Za-z0-9_-]{33})",
         locate=_digits_before_colon,
         ahead=40,
         check=_token(),
@@ -654,7 +659,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         # A secret's name is followed by its assignment: the gate looks for both.
         # Not "cwd", the working directory (every Claude Code record names it): a name
         # ending in it is never a secret's, and its hits were most of this gate's.
-        anchor_suffix=r"""(?<!cwd)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])""",
+        anchor_suffix=r"""(?<![cC]wd)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])""",
         ahead=330,
         check=_assignment,
     ),
