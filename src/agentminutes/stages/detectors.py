@@ -115,9 +115,7 @@ class Detector:
 #: that starts a token before it (``{L}``) and at least eight key characters after. Each
 #: detector's own pattern asks for more, so the gate drops no key; it drops the ``k-`` of
 #: words (``deepseek-v4``, ``task-``, ``back-``), which were hits to try one by one.
-_SK_GATE: Final = (
-    r"(?:(?<![A-Za-z0-9_+/-]sk-)(?<=sk-)|(?<=\\[nrtbf]sk-))(?=[A-Za-z0-9_-]{8})"
-)
+_SK_GATE: Final = r"(?:(?<![A-Za-z0-9_+/-]sk-)(?<=sk-)|(?<=\\[nrtbf]sk-))(?=[A-Za-z0-9_-]{8})"
 
 
 # -- checks: what makes a look-alike not a secret -------------------------------------------------
