@@ -161,15 +161,17 @@ def test_look_alikes_are_left_alone(text: str) -> None:
     )
 
 
-def test_gates_pass_over_the_working_directory_and_words_with_k_dash() -> None:
-    """``"cwd":``, the ``k-`` of ``deepseek-v4`` or ``task-`` and the ``AA`` of base64 are no gate hits.
+def test_gates_pass_over_what_no_detector_can_confirm() -> None:
+    """``"cwd":``, the ``k-`` of ``deepseek-v4``, base64's ``AA``, a scoped package's ``/@`` are no hits.
 
     Each hit is a detector tried by hand: these were nine in ten of a Claude Code
-    transcript's hits, and five in six of a Codex one's. A key next to them is still found.
+    transcript's hits, five in six of a Codex one's and half a Copilot CLI one's. A key or
+    a URL's password next to them is still found.
     """
     path = FIXTURES / "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
     base64 = b"AAAiAAAIgAAIAAAARAAABEAAB" * 4  # Codex's encrypted reasoning is such
-    blob = path.read_bytes() + b' deepseek-v4-pro task-notes sk-short {"Cwd":"/"} ' + base64
+    others = b' deepseek-v4-pro task-notes sk-short {"Cwd":"/"} node_modules/@types \\n@dataclass'
+    blob = path.read_bytes() + others + base64
     assert blob.count(b'"cwd":') >= 10
     assert b"deepseek-v4" in blob
     hits = [
@@ -181,12 +183,16 @@ def test_gates_pass_over_the_working_directory_and_words_with_k_dash() -> None:
     assert not [h for h in hits if h.lower().startswith(b"cwd")]
     assert not [h for h in hits if h[1:3] == b"AA"]
     assert not [h for h in hits if h[1:3] == b"k-" and h[:1] != b"s"]
+    assert not [h for h in hits if h[1:2] == b"@" and h[:1] in b"/n"]
     key = "sk-proj-" + "Zq8Lx2Vw4Nc6Bm1Kp3Rt5Yh7Gd9Fs0Aj"
     text = f'{{"cwd":"/work","model":"deepseek-v4-pro","OPENAI_API_KEY":"{key}"}}'
     redactor = redact(key=KEY).redactor
     assert key not in redactor.text(text)
     assert "deepseek-v4-pro" in redactor.text(text)
     assert key.encode() not in bytes(redactor.raw(Raw(text.encode())))
+    url = "see node_modules/@types and postgres://app:Hq7vLm2xRt9wKp4s@db.internal:5432/app"
+    assert "Hq7vLm2xRt9wKp4s" not in redactor.text(url)
+    assert "node_modules/@types" in redactor.text(url)
 
 
 def test_base64_blobs_hide_no_tokens() -> None:

@@ -622,6 +622,10 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}:{SL}{SL}[^\s:/?#@\"'`<>\\]{0,200}"
         r":(?P<secret>[^\s/?#@\"'`<>\\]{1,200})@",
         anchors=("@",),
+        # The two characters before "@" end the password: neither is one a password cannot
+        # hold. The "@" of a scoped package (node_modules/@types), a decorator after a line
+        # break (\n@) or a quoted handle ("@me") is no hit to walk back 440 bytes from.
+        anchor_suffix=r"""(?<=[^\s/?#@"'`<>\\]{2}@)""",
         locate=_scheme_start,
         ahead=1,
         check=_url_password,
