@@ -103,7 +103,8 @@ class Detector:
     ahead: int = 512
     check: Callable[[str, dict[str, str | None]], bool] | None = None
     locate: Callable[[Any, int, int], int] | None = None
-    #: What must follow an anchor for a gate hit (a regex over bytes and text alike).
+    #: What a gate hit needs after its anchor, and around it by lookarounds (a regex over bytes
+    #: and text alike): only what the detector's own pattern requires, so no secret is dropped.
     anchor_suffix: str = ""
     flags: int = 0
     #: A looser pattern for the JSON-escaped bytes of verbatim payloads, where the
