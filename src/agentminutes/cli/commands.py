@@ -201,7 +201,12 @@ def _skip_summary(
 
 
 def _options(
-    harness_version: str, permissive: bool, keep_raw: bool, text_form: str
+    harness_version: str,
+    permissive: bool,
+    keep_raw: bool,
+    text_form: str,
+    *,
+    check_verbatim: bool = True,
 ) -> ParseOptions:
     if text_form not in ("bare", "delivered"):
         raise UsageError(f'unknown text form "{text_form}" (want bare or delivered)')
@@ -210,6 +215,7 @@ def _options(
         keep_raw=keep_raw,
         harness_version=harness_version,
         text_form=text_form,
+        check_verbatim=check_verbatim,
     )
 
 
@@ -579,7 +585,7 @@ def run_stats(
         if include_subagents and conversation:
             raise UsageError("--include-subagents reads transcripts; drop --conversation")
         indent = 0 if to_dir is None else 2
-        options = _options(harness_version, permissive, False, text_form)
+        options = _options(harness_version, permissive, False, text_form, check_verbatim=False)
         stages = build_stages(promote=promote or ())
 
         async def one(transcript: str, stream: IO[bytes]) -> tuple[int, int, dict[str, int]]:
@@ -638,7 +644,7 @@ def run_stats(
             usage=wants_usage,
         )
         return None
-    options = _options(harness_version, permissive, False, text_form)
+    options = _options(harness_version, permissive, False, text_form, check_verbatim=False)
     job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
     _run(partial(_stats, output, job, fmt, title, wants_usage), [transcript])
     return None

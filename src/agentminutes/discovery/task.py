@@ -116,8 +116,11 @@ def task_stats_sync(
     from agentminutes.harness import ParseOptions
     from agentminutes.stages import build_stages
 
-    options = ParseOptions(
-        permissive=permissive, harness_version=harness_version, text_form=text_form
+    options = ParseOptions(  # a summary writes no verbatim JSON: nothing to check
+        permissive=permissive,
+        harness_version=harness_version,
+        text_form=text_form,
+        check_verbatim=False,
     )
     chain = build_stages(promote=promote)
     parts = [TaskTranscript(path=source, stats=_stats_of(source, name, options, chain))]

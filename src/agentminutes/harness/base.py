@@ -106,6 +106,11 @@ class ParseOptions:
             that the records already stand in the order a whole-file sort would
             give them, so the adapter converts each as it arrives and holds
             nothing (the output is the same as sorting's).
+        check_verbatim: make the verbatim JSON that events copy from their
+            records safe to write (a repeated key's earlier members dropped,
+            integers past Python's digit limit in exponent form: see
+            :mod:`agentminutes.pipeline.verbatim`); off for a caller that
+            writes none of it (``stats``), which then skips the cost.
     """
 
     permissive: bool = False
@@ -114,6 +119,7 @@ class ParseOptions:
     text_form: str = "bare"
     live: bool = False
     presorted: bool = False
+    check_verbatim: bool = True
 
 
 @runtime_checkable

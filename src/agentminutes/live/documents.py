@@ -29,6 +29,7 @@ from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness import ParseOptions
 from agentminutes.live.follower import Mark
 from agentminutes.pipeline.batch import Batch
+from agentminutes.pipeline.verbatim import safe_events
 
 __all__ = ("POLL_S", "DocumentFollower", "document_follower")
 
@@ -84,7 +85,7 @@ class DocumentFollower:
             key = self._key(session)
             self.files[key] = None
             if events:
-                out.append(Batch(events, Mark(key, self.harness)))
+                out.append(Batch(safe_events(events), Mark(key, self.harness)))
         return out
 
     def _changed(self) -> bool:

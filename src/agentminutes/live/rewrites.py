@@ -12,6 +12,7 @@ import hashlib
 
 from agentminutes.errors import ParseError
 from agentminutes.harness import Adapter, ParseOptions
+from agentminutes.pipeline.verbatim import safe_events
 from agentminutes.schema import Event
 
 __all__ = ("document_news", "unseen")
@@ -29,7 +30,7 @@ def document_news(adapter: Adapter, options: ParseOptions) -> list[Event]:
     scratch = type(adapter)(options, on_skip=None)
     scratch.restore(adapter.snapshot())
     try:
-        events = scratch.finish()
+        events = safe_events(scratch.finish())
     except ParseError:
         return []
     starts = [e.provenance.line for e in events if e.provenance is not None]

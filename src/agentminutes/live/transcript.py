@@ -59,6 +59,7 @@ from agentminutes.live.tail import TailFile, marker_after, sha256_hex
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.conversion import clean_line, feed_record
 from agentminutes.pipeline.sources import LineBatch
+from agentminutes.pipeline.verbatim import safe_events
 from agentminutes.schema import Event, EventKind
 
 __all__ = ("Transcript",)
@@ -464,7 +465,7 @@ class Transcript:
         if rewritten and adapter.whole_document:
             return []
         try:
-            held = adapter.finish()
+            held = safe_events(adapter.finish())
         except ParseError as exc:
             self.config.notice(f"{exc.with_path(self.name)}; its held events are lost")
             return []
@@ -506,7 +507,7 @@ class Transcript:
         try:
             adapter = adapter_class(str(entry["harness"]))(self.config.options, on_skip=None)
             adapter.restore(snapshot)
-            held = adapter.finish()
+            held = safe_events(adapter.finish())
         except Exception:
             return []
         suppress = set(entry.get("flushed") or ())
@@ -530,7 +531,7 @@ class Transcript:
             return None
         snapshot = adapter.snapshot() if self.config.checkpoint else None
         whole = adapter.whole_document
-        held = adapter.finish()
+        held = safe_events(adapter.finish())
         if whole:
             held = unseen(self.shown, held)
         if not held:

@@ -34,6 +34,7 @@ from agentminutes.harness._gojson import (
 )
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
+from agentminutes.pipeline.verbatim import safe_events
 from agentminutes.schema import Event
 
 __all__ = (
@@ -223,14 +224,16 @@ def feed_record(
     """
     try:
         if line.isascii() and b"\\u" not in line:
-            return adapter.feed(line, lineno)
+            events = adapter.feed(line, lineno)
+            return events if rewrites is not None else safe_events(events)
         rewrite = Rewrite.of(line)
         if rewrite is None:
-            return adapter.feed(line, lineno)
+            events = adapter.feed(line, lineno)
+            return events if rewrites is not None else safe_events(events)
         held = rewrites if rewrites is not None else Rewrites()
         held.add(rewrite)
         events = adapter.feed(rewrite.fed, lineno)
-        return events if rewrites is not None else held.restore(events)
+        return events if rewrites is not None else safe_events(held.restore(events))
     except RecursionError:
         if C_RECURSION_LIMITED:
             # The line's first decode is where its nesting is met, before the
@@ -247,6 +250,8 @@ def feed_lines(
     lines: LineBatch,
     on_white_space: Callable[[int], None] | None = None,
     rewrites: Rewrites | None = None,
+    *,
+    checked: bool = True,
 ) -> list[Event]:
     """Feed a batch of raw lines to *adapter*; return the events they complete.
 
@@ -254,7 +259,8 @@ def feed_lines(
     blank lines are passed over (they count toward line numbers only) and lines
     of only Unicode white space are reported to *on_white_space*. The events
     get the verbatim bytes of rewritten lines back (from *rewrites*, when the
-    caller keeps them across batches).
+    caller keeps them across batches) and, *checked*, are made safe to write
+    (:func:`~agentminutes.pipeline.verbatim.safe_events`).
     """
     held = rewrites if rewrites is not None else Rewrites()
     out: list[Event] = []
@@ -268,8 +274,11 @@ def feed_lines(
                 on_white_space(lineno)
     except ParseError as exc:
         exc.partial = held.restore(out)
+        if checked:
+            safe_events(exc.partial)
         raise
-    return held.restore(out)
+    held.restore(out)
+    return safe_events(out) if checked else out
 
 
 #: How long a line holding a NUL byte may grow before it is given up as binary data.
@@ -281,7 +290,7 @@ FINAL_BATCH_EVENTS: Final = 4096
 
 
 def _final_batches(
-    events: list[Event], adapter: Adapter, rewrites: Rewrites
+    events: list[Event], adapter: Adapter, rewrites: Rewrites, checked: bool
 ) -> Iterator[list[Event]]:
     """The events of the last lines and of ``adapter.finish()``, in bounded batches.
 
@@ -294,13 +303,17 @@ def _final_batches(
         for ev in drain():
             events.append(ev)
             if len(events) >= FINAL_BATCH_EVENTS:
-                yield rewrites.restore(events)
+                yield _checked(rewrites.restore(events), checked)
                 events = []
     except RecursionError:
         error = _depth_error(adapter, 0)
-        error.partial = rewrites.restore(events)
+        error.partial = _checked(rewrites.restore(events), checked)
         raise error from None
-    yield rewrites.restore(events)
+    yield _checked(rewrites.restore(events), checked)
+
+
+def _checked(events: list[Event], checked: bool) -> list[Event]:
+    return safe_events(events) if checked else events
 
 
 @dataclass
@@ -329,7 +342,13 @@ class Conversion:
         self.white_space_lines += 1
 
     def _lines(self, adapter: Adapter, lines: LineBatch) -> list[Event]:
-        return feed_lines(adapter, lines, self._white_space, self._rewrites)
+        return feed_lines(
+            adapter,
+            lines,
+            self._white_space,
+            self._rewrites,
+            checked=self.options.check_verbatim,
+        )
 
     def _check_pending(self, adapter: Adapter, splitter: LineSplitter) -> None:
         # A record never holds a raw NUL byte: a long line with one is binary
@@ -390,7 +409,9 @@ class Conversion:
                 adapter = self._start(b"")
             tail = splitter.flush()
             last = self._lines(adapter, tail) if tail else []
-            for events in _final_batches(last, adapter, self._rewrites):
+            for events in _final_batches(
+                last, adapter, self._rewrites, self.options.check_verbatim
+            ):
                 yield Batch(events, splitter.lineno)
         except ParseError as exc:
             error = self._error(exc)
@@ -416,7 +437,9 @@ class Conversion:
                 adapter = self._start(b"")
             tail = splitter.flush()
             last = self._lines(adapter, tail) if tail else []
-            for events in _final_batches(last, adapter, self._rewrites):
+            for events in _final_batches(
+                last, adapter, self._rewrites, self.options.check_verbatim
+            ):
                 yield Batch(events, splitter.lineno)
         except ParseError as exc:
             error = self._error(exc)

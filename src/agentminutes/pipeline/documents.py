@@ -68,6 +68,7 @@ from agentminutes.pipeline.sources import (
     is_stream,
     open_error,
 )
+from agentminutes.pipeline.verbatim import safe_events
 from agentminutes.schema import Event
 
 if TYPE_CHECKING:
@@ -618,12 +619,17 @@ class DocumentConversion:
             done = 0
             try:
                 for session in self._adapter().sessions(self.document, only):
+                    if self.options.check_verbatim:
+                        safe_events(session.events)
                     yield session
                     done += 1
             except RecursionError:
                 # Read again on a fresh stack; the sessions written already are not again.
                 again = self._deep(lambda: list(self._adapter().sessions(self.document, only)))
-                yield from again[done:]
+                for session in again[done:]:
+                    if self.options.check_verbatim:
+                        safe_events(session.events)
+                    yield session
         except ParseError as exc:
             raise exc.with_path(self.document.name) from None
 

@@ -150,7 +150,7 @@ def summarize(
     unknown = 0
     error = ""
     first = True
-    options = ParseOptions(permissive=True)
+    options = ParseOptions(permissive=True, check_verbatim=False)  # usage only
     try:
         events = (
             ev
