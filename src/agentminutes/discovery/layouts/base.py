@@ -254,7 +254,7 @@ def read_identity(harness: str, path: str) -> tuple[Meta, str]:
             with ``session_meta``.
         OSError: the file cannot be read.
     """
-    adapter = adapter_class(harness)(ParseOptions())
+    adapter = adapter_class(harness)(ParseOptions(check_verbatim=False))  # identity only
     splitter = LineSplitter()
     size = _FIRST_READ_BYTES
     with open(path, "rb") as f:
@@ -263,7 +263,7 @@ def read_identity(harness: str, path: str) -> tuple[Meta, str]:
             size = _HEAD_BYTES
             lines = splitter.push(chunk) if chunk else splitter.flush()
             for item in lines:
-                events = feed_lines(adapter, [item])
+                events = feed_lines(adapter, [item], checked=False)
                 if events:
                     return _identity(harness, events[0])
             if not chunk:
