@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import FIXTURES, run_cli
 
 from agentminutes.pipeline.verbatim import MAX_INT_DIGITS, safe_json
+from conftest import FIXTURES, run_cli
 
 
 def _strict(text: bytes) -> Any:
