@@ -97,8 +97,14 @@ class ToolKind:
     OTHER: Final = "other"
 
 
-class _Struct(msgspec.Struct, omit_defaults=True, kw_only=True):
-    """Base for every schema type: keyword construction, empty fields omitted."""
+class _Struct(msgspec.Struct, omit_defaults=True, kw_only=True, gc=False):
+    """Base for every schema type: keyword construction, empty fields omitted.
+
+    Not tracked by the cyclic garbage collector (``gc=False``): a conversion
+    makes hundreds of thousands of these, none of them part of a reference
+    cycle, and tracking them cost 0.10–0.16 s of collections per 100 MB
+    transcript (0.01–0.04 s untracked).
+    """
 
 
 class ContentBlock(_Struct, kw_only=True):
