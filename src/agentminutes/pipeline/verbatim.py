@@ -195,17 +195,22 @@ def safe_events(events: list[Event]) -> list[Event]:
     return events
 
 
+def _safe_field(part: object | None, name: str) -> None:
+    """Check the verbatim JSON in field *name* of an event's payload *part*."""
+    if part is not None:
+        raw = getattr(part, name)
+        if raw is not NO_RAW:
+            setattr(part, name, _safe_raw(raw))
+
+
 def _tool_call(ev: Event) -> None:
-    call = ev.tool_call
-    if call is not None and call.input is not NO_RAW:
-        call.input = _safe_raw(call.input)
+    _safe_field(ev.tool_call, "input")
 
 
 def _tool_result(ev: Event) -> None:
     result = ev.tool_result
     if result is not None:
-        if result.enrichment is not NO_RAW:
-            result.enrichment = _safe_raw(result.enrichment)
+        _safe_field(result, "enrichment")
         _safe_blocks(result.content)
 
 
@@ -222,15 +227,11 @@ def _assistant(ev: Event) -> None:
 
 
 def _system(ev: Event) -> None:
-    system = ev.system
-    if system is not None and system.details is not NO_RAW:
-        system.details = _safe_raw(system.details)
+    _safe_field(ev.system, "details")
 
 
 def _unknown(ev: Event) -> None:
-    unknown = ev.unknown
-    if unknown is not None and unknown.raw is not NO_RAW:
-        unknown.raw = _safe_raw(unknown.raw)
+    _safe_field(ev.unknown, "raw")
 
 
 #: What to check for each event kind (the kinds whose payloads carry verbatim JSON).
