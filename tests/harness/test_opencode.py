@@ -388,6 +388,39 @@ def test_a_poll_reads_one_snapshot_while_the_writer_commits_between_its_statemen
     assert {sid: events for sid, events in got.items() if events} == want
 
 
+@pytest.mark.parametrize(
+    "source",
+    [GENUINE, CONSTRUCTED, STABLE],
+    ids=["genuine", "constructed", "dotfiles"],
+)
+def test_a_poll_after_every_commit_writes_what_convert_writes(tmp_path: Path, source: Path) -> None:
+    """Every state the writer leaves is polled once: a user message's text part still
+    cut short when it is read, and rewritten after; an aborted reply inserted with its
+    error before its completion time. Nothing shown may be a state later replaced."""
+    from agentminutes.harness import ParseOptions
+    from agentminutes.harness.opencode import DatabaseTail, OpenCodeAdapter
+    from opencode_writer import replay
+
+    db = tmp_path / "opencode.db"
+    writer = replay(str(source), str(db))
+    next(writer)
+    tail = DatabaseTail(
+        OpenCodeAdapter(ParseOptions()), lambda: documents.connect_readonly(str(db)), str(db)
+    )
+    got: dict[str, list[Any]] = {}
+    for _ in writer:
+        for sid, events in tail.poll():
+            got.setdefault(sid, []).extend(json.loads(msgspec.json.encode(e)) for e in events)
+    for sid, events in tail.poll() + tail.flush():
+        got.setdefault(sid, []).extend(json.loads(msgspec.json.encode(e)) for e in events)
+    want = {}
+    for session in _sessions(db):
+        sid = session.meta.subagent_id or session.meta.session_id
+        proc = _cli("convert", "--format", "jsonl", "--conversation", sid, str(db), check=True)
+        want[sid] = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert {sid: events for sid, events in got.items() if events} == want
+
+
 # -- sessions ----------------------------------------------------------------------------------
 
 

@@ -1173,15 +1173,6 @@ class DatabaseTail:
                 self.open.discard(mid)
             else:
                 self.open.add(mid)
-        for sid in changed:
-            # A session's newest message may still get parts (or have them rewritten).
-            newest = max(
-                self.messages.get(sid, {}).values(),
-                key=lambda m: (m.created_ms, m.id),
-                default=None,
-            )
-            if newest is not None:
-                self.open.add(newest.id)
         prows = list(
             conn.execute(
                 "SELECT rowid, id, message_id, session_id, time_created, data FROM part"
@@ -1203,6 +1194,18 @@ class DatabaseTail:
             if before is None or before.data != row.data:
                 changed.add(sid)
             self.parts[mid][pid] = row
+        for sid in changed:
+            # A session's newest message may still get parts or have them rewritten
+            # (a user message is finished when inserted, its text part is not): its
+            # parts are read again next time. Decided once the parts are read, so a
+            # session changed only by a new part still counts.
+            newest = max(
+                self.messages.get(sid, {}).values(),
+                key=lambda m: (m.created_ms, m.id),
+                default=None,
+            )
+            if newest is not None:
+                self.open.add(newest.id)
         return changed & set(self.sessions)
 
     # -- what is new ------------------------------------------------------------------
@@ -1276,14 +1279,19 @@ class DatabaseTail:
 
 
 def _finished(data: bytes) -> bool:
-    """A message that will not change: a user message, or an assistant message completed."""
+    """A message that will not change: a user message, or an assistant message completed.
+
+    An error alone does not finish one: OpenCode records ``time.completed`` with it
+    (every errored message in the fixtures and the corpus has both), and the
+    message's events take their time from it.
+    """
     try:
         msg = _decode_message(data)
     except _DECODE_ERRORS:
         return False
     if msg.role != "assistant":
         return True
-    return bool((msg.time and msg.time.completed) or msg.error)
+    return bool(msg.time and msg.time.completed)
 
 
 def _event_owner(ev: Event) -> str:
