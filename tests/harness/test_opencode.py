@@ -279,6 +279,16 @@ def test_reading_does_not_block_a_running_writer(tmp_path: Path) -> None:
 _WRITER = Path(__file__).parent.parent / "opencode_writer.py"
 
 
+def _converted(db: Path) -> dict[str, list[Any]]:
+    """What ``convert --format jsonl`` writes for each session of *db*, by session id."""
+    want = {}
+    for session in _sessions(db):
+        sid = session.meta.subagent_id or session.meta.session_id
+        proc = _cli("convert", "--format", "jsonl", "--conversation", sid, str(db), check=True)
+        want[sid] = [json.loads(x) for x in proc.stdout.splitlines()]
+    return want
+
+
 @pytest.mark.parametrize("source", [GENUINE, CONSTRUCTED], ids=["genuine", "constructed"])
 def test_follow_a_database_a_writer_process_keeps_inserting_into(
     tmp_path: Path, source: Path
@@ -310,13 +320,7 @@ def test_follow_a_database_a_writer_process_keeps_inserting_into(
     got: dict[str, list[Any]] = {}
     for env in f.events:
         got.setdefault(env["transcript"], []).append(env["event"])
-    want = {}
-    for session in _sessions(db):
-        sid = session.meta.subagent_id or session.meta.session_id
-        proc = _cli("convert", "--format", "jsonl", "--conversation", sid, str(db), check=True)
-        events = [json.loads(x) for x in proc.stdout.splitlines()]
-        want[f"{db}#{sid}"] = events
-    assert got == want
+    assert got == {f"{db}#{sid}": events for sid, events in _converted(db).items()}
     assert "Traceback" not in f.stderr
     leftovers = sorted(p.name for p in tmp_path.iterdir())
     assert leftovers == ["opencode.db", "opencode.db-shm", "opencode.db-wal"] or leftovers == [
@@ -380,12 +384,7 @@ def test_a_poll_reads_one_snapshot_while_the_writer_commits_between_its_statemen
             got.setdefault(sid, []).extend(json.loads(msgspec.json.encode(e)) for e in events)
     for sid, events in tail.flush():
         got.setdefault(sid, []).extend(json.loads(msgspec.json.encode(e)) for e in events)
-    want = {}
-    for session in _sessions(db):
-        sid = session.meta.subagent_id or session.meta.session_id
-        proc = _cli("convert", "--format", "jsonl", "--conversation", sid, str(db), check=True)
-        want[sid] = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert {sid: events for sid, events in got.items() if events} == want
+    assert {sid: events for sid, events in got.items() if events} == _converted(db)
 
 
 @pytest.mark.parametrize(
@@ -413,12 +412,7 @@ def test_a_poll_after_every_commit_writes_what_convert_writes(tmp_path: Path, so
             got.setdefault(sid, []).extend(json.loads(msgspec.json.encode(e)) for e in events)
     for sid, events in tail.poll() + tail.flush():
         got.setdefault(sid, []).extend(json.loads(msgspec.json.encode(e)) for e in events)
-    want = {}
-    for session in _sessions(db):
-        sid = session.meta.subagent_id or session.meta.session_id
-        proc = _cli("convert", "--format", "jsonl", "--conversation", sid, str(db), check=True)
-        want[sid] = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert {sid: events for sid, events in got.items() if events} == want
+    assert {sid: events for sid, events in got.items() if events} == _converted(db)
 
 
 # -- sessions ----------------------------------------------------------------------------------
