@@ -34,7 +34,7 @@ from agentminutes.harness._gojson import (
 )
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
-from agentminutes.pipeline.verbatim import safe_events
+from agentminutes.pipeline.verbatim import replace_raws, safe_events
 from agentminutes.schema import Event
 
 __all__ = (
@@ -180,34 +180,15 @@ class Rewrites:
 
     def restore(self, events: list[Event]) -> list[Event]:
         """Put the verbatim bytes back into the verbatim JSON of *events* (in place)."""
-        if self._lines:
-            for event in events:
-                self._restore(event)
-        return events
+        return replace_raws(events, self._restored) if self._lines else events
 
-    def _restore(self, value: object) -> object:
-        if isinstance(value, Raw):
-            data = bytes(value)
-            if _REWRITTEN[0] in data or _REWRITTEN[1] in data:
-                for rewrite in self._lines:
-                    at = rewrite.fed.find(data)
-                    if at >= 0:
-                        return Raw(rewrite.verbatim(at, at + len(data)))
-            return value
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                new = self._restore(item)
-                if new is not item:
-                    value[i] = new
-            return value
-        fields = getattr(value, "__struct_fields__", None)
-        if fields is not None:
-            for name in fields:
-                item = getattr(value, name)
-                if item is not None and not isinstance(item, (str, int, float)):
-                    new = self._restore(item)
-                    if new is not item:
-                        setattr(value, name, new)
+    def _restored(self, value: Raw) -> Raw:
+        data = bytes(value)
+        if _REWRITTEN[0] in data or _REWRITTEN[1] in data:
+            for rewrite in self._lines:
+                at = rewrite.fed.find(data)
+                if at >= 0:
+                    return Raw(rewrite.verbatim(at, at + len(data)))
         return value
 
 

@@ -14,7 +14,9 @@ unreadable to strict or common readers although the input was accepted:
   every digit kept (``1000…0`` becomes ``1.000…0e5000``): the same number,
   which such readers take as a float.
 
-Everything else stays byte for byte. Checking costs little where nothing is
+Everything else stays byte for byte. :func:`replace_raws`, the walk over every
+verbatim value an event holds, is shared with the restoring of rewritten lines
+(``pipeline.conversion.Rewrites``). Checking costs little where nothing is
 wrong, which is nearly always: a value that is not an object or array, or has
 fewer than two keys (and too few bytes for a long integer), cannot hold
 either; otherwise msgspec decodes and encodes it again, and equal bytes prove
@@ -37,7 +39,7 @@ from msgspec import Raw
 
 from agentminutes.schema import NO_RAW, ContentBlock, Event, TokenUsage
 
-__all__ = ("MAX_INT_DIGITS", "safe_events", "safe_json")
+__all__ = ("MAX_INT_DIGITS", "RawMap", "replace_raws", "safe_events", "safe_json")
 
 #: Python's default limit on the digits of an integer it converts from text.
 MAX_INT_DIGITS: Final = 4300
@@ -169,73 +171,86 @@ def _safe_raw(raw: Raw) -> Raw:
     return raw if fixed is None else Raw(fixed)
 
 
-def _safe_blocks(blocks: list[ContentBlock] | None) -> None:
-    if blocks:
-        for block in blocks:
-            if block.raw is not NO_RAW:
-                block.raw = _safe_raw(block.raw)
-
-
-def _safe_usage(usage: TokenUsage | None) -> None:
-    if usage is not None and usage.extra:
-        extra = usage.extra
-        for name, value in extra.items():
-            extra[name] = _safe_raw(value)
-
-
 def safe_events(events: list[Event]) -> list[Event]:
     """Make the verbatim JSON in *events* safe to write (see the module), in place."""
+    return replace_raws(events, _safe_raw)
+
+
+RawMap = Callable[[Raw], Raw]
+
+
+def replace_raws(events: list[Event], fn: RawMap) -> list[Event]:
+    """Replace each verbatim JSON value in *events* by what *fn* makes of it, in place.
+
+    Every :class:`~msgspec.Raw` the schema holds is visited (the provenance's
+    records, a tool's input, a result's enrichment, content blocks, usage extras,
+    a system event's details, an unknown record), by the event's kind.
+    """
     for ev in events:
         prov = ev.provenance
         if prov is not None and prov.raw:
-            prov.raw = [_safe_raw(r) for r in prov.raw]
+            prov.raw = [fn(r) for r in prov.raw]
         payload = _PAYLOAD.get(ev.kind)
         if payload is not None:
-            payload(ev)
+            payload(ev, fn)
     return events
 
 
-def _safe_field(part: object | None, name: str) -> None:
-    """Check the verbatim JSON in field *name* of an event's payload *part*."""
+def _blocks(blocks: list[ContentBlock] | None, fn: RawMap) -> None:
+    if blocks:
+        for block in blocks:
+            if block.raw is not NO_RAW:
+                block.raw = fn(block.raw)
+
+
+def _usage(usage: TokenUsage | None, fn: RawMap) -> None:
+    if usage is not None and usage.extra:
+        extra = usage.extra
+        for name, value in extra.items():
+            extra[name] = fn(value)
+
+
+def _field(part: object | None, name: str, fn: RawMap) -> None:
+    """Replace the verbatim JSON in field *name* of an event's payload *part*."""
     if part is not None:
         raw = getattr(part, name)
         if raw is not NO_RAW:
-            setattr(part, name, _safe_raw(raw))
+            setattr(part, name, fn(raw))
 
 
-def _tool_call(ev: Event) -> None:
-    _safe_field(ev.tool_call, "input")
+def _tool_call(ev: Event, fn: RawMap) -> None:
+    _field(ev.tool_call, "input", fn)
 
 
-def _tool_result(ev: Event) -> None:
+def _tool_result(ev: Event, fn: RawMap) -> None:
     result = ev.tool_result
     if result is not None:
-        _safe_field(result, "enrichment")
-        _safe_blocks(result.content)
+        _field(result, "enrichment", fn)
+        _blocks(result.content, fn)
 
 
-def _user(ev: Event) -> None:
+def _user(ev: Event, fn: RawMap) -> None:
     if ev.user_message is not None:
-        _safe_blocks(ev.user_message.content)
+        _blocks(ev.user_message.content, fn)
 
 
-def _assistant(ev: Event) -> None:
+def _assistant(ev: Event, fn: RawMap) -> None:
     message = ev.assistant_message
     if message is not None:
-        _safe_blocks(message.content)
-        _safe_usage(message.usage)
+        _blocks(message.content, fn)
+        _usage(message.usage, fn)
 
 
-def _system(ev: Event) -> None:
-    _safe_field(ev.system, "details")
+def _system(ev: Event, fn: RawMap) -> None:
+    _field(ev.system, "details", fn)
 
 
-def _unknown(ev: Event) -> None:
-    _safe_field(ev.unknown, "raw")
+def _unknown(ev: Event, fn: RawMap) -> None:
+    _field(ev.unknown, "raw", fn)
 
 
-#: What to check for each event kind (the kinds whose payloads carry verbatim JSON).
-_PAYLOAD: Final[dict[str, Callable[[Event], None]]] = {
+#: Where each event kind's payload holds verbatim JSON.
+_PAYLOAD: Final[dict[str, Callable[[Event, RawMap], None]]] = {
     "tool_call": _tool_call,
     "tool_result": _tool_result,
     "user_message": _user,
