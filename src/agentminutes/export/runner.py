@@ -120,7 +120,8 @@ class ExportOptions:
                 self.redact_patterns, self.redact_config, _file_state(self.redact_config)
             )
             key = bytes.fromhex(self.redact_key) or secrets.token_bytes(32)
-            redaction = Redaction(Redactor(detectors, key))
+            # Finished files: the prefilter of one batch runs while the next is parsed.
+            redaction = Redaction(Redactor(detectors, key), overlap=True)
         return build_stages(
             promote=self.promote, max_payload_bytes=self.max_payload_bytes, redaction=redaction
         )

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
 from agentminutes.errors import UsageError
+from agentminutes.stages.prefilter import pattern_of
 
 __all__ = (
     "DETECTORS",
@@ -110,6 +111,11 @@ class Detector:
     #: A looser pattern for the JSON-escaped bytes of verbatim payloads, where the
     #: text pattern cannot see the value whole (a private key's escaped newlines).
     bytes_pattern: str = ""
+    #: An RE2 pattern (no lookarounds: ``^`` is the start of the string searched) found in
+    #: every string in which a gate hits for one of *anchors*, lookarounds and suffix
+    #: included; empty: the anchors alone, which is as loose as a prefilter can be. See
+    #: :mod:`agentminutes.stages.prefilter`.
+    prefilter: str = ""
 
 
 #: What is around the ``k-`` of every ``sk-`` key the detectors below know: an ``s``
@@ -117,6 +123,9 @@ class Detector:
 #: detector's own pattern asks for more, so the gate drops no key; it drops the ``k-`` of
 #: words (``deepseek-v4``, ``task-``, ``back-``), which were hits to try one by one.
 _SK_GATE: Final = r"(?:(?<![A-Za-z0-9_+/-]sk-)(?<=sk-)|(?<=\\[nrtbf]sk-))(?=[A-Za-z0-9_-]{8})"
+#: The gate above without lookarounds, for :attr:`Detector.prefilter`: the ``s`` at a
+#: string's start, after a character no token holds, or after an escape.
+_SK_PREFILTER: Final = r"(?:^|[^A-Za-z0-9_+/-]|\\[nrtbf])sk-[A-Za-z0-9_-]{8}"
 
 
 # -- checks: what makes a look-alike not a secret -------------------------------------------------
@@ -463,6 +472,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         r"{L}sk-ant-[A-Za-z0-9_-]{20,300}{R}",
         anchors=("k-",),
         anchor_suffix=_SK_GATE,
+        prefilter=_SK_PREFILTER,
         back=1,
         ahead=310,
         check=_token(),
@@ -474,6 +484,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         r"|[A-Za-z0-9_-]{8,100}T3BlbkFJ[A-Za-z0-9_-]{8,100}){R}",
         anchors=("k-",),
         anchor_suffix=_SK_GATE,
+        prefilter=_SK_PREFILTER,
         back=1,
         ahead=310,
         check=_token(),
@@ -484,6 +495,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         r"{L}sk-(?:or-v1-)?[A-Za-z0-9]{32,200}{R}",
         anchors=("k-",),
         anchor_suffix=_SK_GATE,
+        prefilter=_SK_PREFILTER,
         back=1,
         ahead=210,
         check=lambda s, g: _token()(s, g) and any(c.isdigit() for c in s),
@@ -589,6 +601,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         # Digits and a colon before, 33 token characters after, as the pattern asks: "AA"
         # alone is in every base64 blob (Codex's encrypted reasoning holds thousands).
         anchor_suffix=r"(?<=[0-9]:AA)(?=[A-Za-z0-9_-]{33})",
+        prefilter=r"[0-9]:AA[A-Za-z0-9_-]{33}",
         locate=_digits_before_colon,
         ahead=40,
         check=_token(),
@@ -627,6 +640,8 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         # hold. The "@" of a scoped package (node_modules/@types), a decorator after a line
         # break (\n@) or a quoted handle ("@me") is no hit to walk back 440 bytes from.
         anchor_suffix=r"""(?<=[^\s/?#@"'`<>\\]{2}@)""",
+        # The lookbehind may reach before the string (into the NUL and text before it).
+        prefilter=r"""(?:^|^[^\s/?#@"'`<>\\]|[^\s/?#@"'`<>\\]{2})@""",
         locate=_scheme_start,
         ahead=1,
         check=_url_password,
@@ -663,6 +678,9 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         # Not "cwd", the working directory (every Claude Code record names it): a name
         # ending in it is never a secret's, and its hits were most of this gate's.
         anchor_suffix=r"""(?<![cC]wd)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])""",
+        # The anchors, "wd" not after c or C, then the suffix (its lookbehind decides only "wd").
+        prefilter=r"""(?:ken|KEN|cret|CRET|[Cc]redentials?|CREDENTIALS?|word|(?:^|[^cC])wd"""
+        r"""|PASS(?:WORD|WD)?|PWD|[kK]ey|KEY)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])""",
         ahead=330,
         check=_assignment,
     ),
@@ -797,6 +815,15 @@ class DetectorSet:
         self.detectors = tuple(detectors)
         self.text: _Mode[str] = self._compile(str)
         self.bytes: _Mode[bytes] = self._compile(bytes)
+        prefilters = []
+        for d in self.detectors:
+            if not d.anchors:
+                continue  # scanned whole by Python anyway
+            if _LOOKAROUND.search(d.prefilter):
+                raise ValueError(f"the prefilter of {d.name!r} has a lookaround")
+            prefilters.append(d.prefilter or "|".join(re.escape(a) for a in d.anchors))
+        #: Every anchored detector's :attr:`Detector.prefilter`, as one RE2 alternation.
+        self.prefilter = pattern_of(prefilters)
 
     def _compile(self, kind: type[str] | type[bytes]) -> _Mode[Any]:
         as_bytes = kind is bytes
@@ -852,26 +879,35 @@ class DetectorSet:
                 self._keep(c, m, found)
         return _resolve(found) if found else found
 
-    def flagged(self, blob: bytes, starts: Sequence[int], ends: Sequence[int]) -> set[int]:
+    def flagged(
+        self,
+        blob: bytes,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        candidates: Sequence[int] | None = None,
+    ) -> set[int]:
         """The parts of *blob* (part *i* is ``blob[starts[i]:ends[i]]``) that may hold a secret.
 
         Parts are JSON payloads or UTF-8 text, joined by a NUL byte (no token
         goes on across one). A part is flagged when a detector confirms a
-        secret in it, so flagged parts are the ones to redact.
+        secret in it, so flagged parts are the ones to redact. *candidates*
+        (ascending) are the only parts where a gate can hit, as
+        :attr:`prefilter` finds them: the gates scan those alone.
         """
         mode = self.bytes
         flagged: set[int] = set()
         found: list[Finding] = []
-        for gate in mode.gates:
-            for hit in gate.finditer(blob):
-                p = hit.start()
-                i = bisect.bisect_right(ends, p)
-                if i in flagged or i >= len(ends):
-                    continue
-                for c in mode.detectors_at(hit.group()):
-                    if self._window(c, blob, p, starts[i], ends[i], found):
-                        flagged.add(i)
-                        break
+        for lo, hi in _ranges(starts, ends, candidates, len(blob)):
+            for gate in mode.gates:
+                for hit in gate.finditer(blob, lo, hi):
+                    p = hit.start()
+                    i = bisect.bisect_right(ends, p)
+                    if i in flagged or i >= len(ends):
+                        continue
+                    for c in mode.detectors_at(hit.group()):
+                        if self._window(c, blob, p, starts[i], ends[i], found):
+                            flagged.add(i)
+                            break
         for c in mode.unanchored:
             for m in c.regex.finditer(blob):
                 i = bisect.bisect_right(ends, m.start())
@@ -919,6 +955,32 @@ class DetectorSet:
                 return False
         found.append(Finding(start, end, c.detector.name, c.rank))
         return True
+
+
+#: Candidate parts closer than this are scanned as one range (a gate's call costs more).
+_RANGE_GAP: Final = 4096
+_LOOKAROUND: Final = re.compile(r"\(\?<?[=!]")
+
+
+def _ranges(
+    starts: Sequence[int], ends: Sequence[int], candidates: Sequence[int] | None, size: int
+) -> Iterator[tuple[int, int]]:
+    """The spans of the blob the gates scan: all of it, or the candidate parts, nearby ones
+    merged. A span keeps the NUL after its last part, so a lookahead sees what it saw in
+    the whole blob; one before its start sees the bytes there, as ever."""
+    if candidates is None:
+        yield 0, size
+        return
+    lo = hi = -1
+    for i in candidates:
+        if lo >= 0 and starts[i] - hi > _RANGE_GAP:
+            yield lo, hi
+            lo = -1
+        if lo < 0:
+            lo = starts[i]
+        hi = min(ends[i] + 1, size)
+    if lo >= 0:
+        yield lo, hi
 
 
 def _resolve(found: list[Finding]) -> list[Finding]:

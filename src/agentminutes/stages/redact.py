@@ -28,8 +28,8 @@ import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
 
@@ -57,16 +57,32 @@ _decode_str = msgspec.json.Decoder(str).decode
 _encode = msgspec.json.Encoder().encode
 
 
+class _Scan(NamedTuple):
+    """A batch's texts joined, what owns each, and the prefilter's pass (maybe running)."""
+
+    owners: list[Any]
+    fields: list[str | int]
+    blob: bytes
+    starts: list[int]
+    ends: list[int]
+    candidates: Callable[[], list[int] | None]
+
+
 class Redactor:
     """Replaces the secrets in strings, JSON payloads and events; counts them by detector."""
 
-    def __init__(self, detectors: DetectorSet, key: bytes) -> None:
+    def __init__(self, detectors: DetectorSet, key: bytes, *, prefilter: str = "auto") -> None:
+        """*prefilter* says when the RE2 prefilter may load pyarrow (see
+        :class:`~agentminutes.stages.prefilter.Prefilter`): it changes the speed, not
+        what is redacted."""
         import hmac
 
         from agentminutes.stages.detectors import _assignment, secret_name
+        from agentminutes.stages.prefilter import Prefilter
 
         self._hmac = hmac.new
         self.detectors = detectors
+        self.prefilter = Prefilter(detectors.prefilter, load=prefilter)
         self._key = key
         self.counts: Counter[str] = Counter()
         self._secret_name = secret_name
@@ -153,6 +169,13 @@ class Redactor:
         Their strings and payloads are joined into one blob and scanned once:
         only the parts a detector flags are then redacted one by one.
         """
+        scan = self.scan(events)
+        if scan is not None:
+            self.apply(scan)
+
+    def scan(self, events: Sequence[Event], *, background: bool = False) -> _Scan | None:
+        """The first half of :meth:`events`: join the texts of *events* and start the
+        prefilter's pass over them (on a thread when *background*); ``None``: no text."""
         owners: list[Any] = []
         fields: list[str | int] = []
         parts: list[Any] = []
@@ -160,7 +183,7 @@ class Redactor:
         for ev in events:
             _collect(ev, owners, fields, parts, seen)
         if not parts:
-            return
+            return None
         starts: list[int] = []
         ends: list[int] = []
         pos = 0
@@ -171,9 +194,17 @@ class Redactor:
             pos += len(part)
             ends.append(pos)
             pos += 1
-        flagged = self.detectors.flagged(b"\0".join(parts), starts, ends)
+        blob = b"\0".join(parts)
+        candidates = self.prefilter.start(blob, starts, background=background)
+        return _Scan(owners, fields, blob, starts, ends, candidates)
+
+    def apply(self, scan: _Scan) -> None:
+        """The second half of :meth:`events`: scan the parts the prefilter left and redact
+        those that hold a secret. A value redacted since :meth:`scan` (an object two
+        batches share) is looked at again and found clean: nothing is counted twice."""
+        flagged = self.detectors.flagged(scan.blob, scan.starts, scan.ends, scan.candidates())
         for i in sorted(flagged):
-            owner, name = owners[i], fields[i]
+            owner, name = scan.owners[i], scan.fields[i]
             if isinstance(name, int):
                 owner[name] = self.raw(owner[name])
                 continue
@@ -271,8 +302,12 @@ class Redaction:
 
     __name__ = "redact"
 
-    def __init__(self, redactor: Redactor) -> None:
+    def __init__(self, redactor: Redactor, *, overlap: bool = False) -> None:
+        """*overlap*: hold one batch back while the next is parsed, so the prefilter's
+        pass over it runs on a thread meanwhile (for finished files: a live follow wants
+        each batch at once)."""
         self.redactor = redactor
+        self.overlap = overlap
 
     @property
     def counts(self) -> Counter[str]:
@@ -284,11 +319,34 @@ class Redaction:
         return summary(self.counts)
 
     async def __call__(self, batches: AsyncIterator[Batch]) -> AsyncIterator[Batch]:
-        redact = self.redactor.events
-        async for batch in batches:
-            if batch.events:
-                redact(batch.events)
-            yield batch
+        if not self.overlap:
+            redact = self.redactor.events
+            async for batch in batches:
+                if batch.events:
+                    redact(batch.events)
+                yield batch
+            return
+        redactor = self.redactor
+        held: tuple[Batch, _Scan | None] | None = None
+        try:
+            async for batch in batches:
+                scan = redactor.scan(batch.events, background=True) if batch.events else None
+                if held is not None:
+                    yield self._done(*held)
+                held = (batch, scan)
+            if held is not None:
+                batch, scan = held
+                held = None
+                yield self._done(batch, scan)
+        finally:
+            if held is not None and held[1] is not None:
+                held[1].candidates()  # not left running on its thread
+            redactor.prefilter.close()
+
+    def _done(self, batch: Batch, scan: _Scan | None) -> Batch:
+        if scan is not None:
+            self.redactor.apply(scan)
+        return batch
 
 
 def summary(counts: Mapping[str, int]) -> str:
