@@ -71,7 +71,7 @@ class _Scan(NamedTuple):
 class Redactor:
     """Replaces the secrets in strings, JSON payloads and events; counts them by detector."""
 
-    def __init__(self, detectors: DetectorSet, key: bytes, *, prefilter: str = "auto") -> None:
+    def __init__(self, detectors: DetectorSet, key: bytes, *, prefilter: str = "loaded") -> None:
         """*prefilter* says when the RE2 prefilter may load pyarrow (see
         :class:`~agentminutes.stages.prefilter.Prefilter`): it changes the speed, not
         what is redacted."""
