@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,31 @@ def test_without_pyarrow_every_part_is_scanned_and_the_same_is_redacted(
     stage = _stage("always", overlap=True)
     assert stage.redactor.prefilter.candidates(b"x" * 100_000, [0]) is None
     assert _redacted(transcript, stage) == expected
+
+
+def test_export_imports_pyarrow_for_the_prefilter_once_a_transcript_is_large() -> None:
+    """``load="large"`` in a fresh process: no import for the first blobs, then RE2."""
+    code = """
+import subprocess
+import sys
+from agentminutes.stages.detectors import DETECTORS, DetectorSet
+from agentminutes.stages.prefilter import IMPORT_AFTER_BYTES, Prefilter
+pf = Prefilter(DetectorSet(DETECTORS).prefilter, load="large")
+blob = b"Authorization: Bearer " + b"x" * (1 << 20)
+seen = []
+for _ in range(IMPORT_AFTER_BYTES // len(blob) + 1):
+    seen.append((pf.candidates(blob, [0]), "pyarrow.compute" in sys.modules))
+print(seen[0], seen[-1])
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["(None,", "False)", "([0],", "True)"]
+
+
+def test_the_export_stage_chain_redacts_with_the_prefilter_overlapped() -> None:
+    from agentminutes.export.runner import ExportOptions
+
+    (stage,) = [s for s in ExportOptions().stages() if isinstance(s, Redaction)]
+    assert stage.overlap
+    assert stage.redactor.prefilter.load == "large"

@@ -121,7 +121,7 @@ class ExportOptions:
             )
             key = bytes.fromhex(self.redact_key) or secrets.token_bytes(32)
             # Finished files: the prefilter of one batch runs while the next is parsed.
-            redaction = Redaction(Redactor(detectors, key), overlap=True)
+            redaction = Redaction(Redactor(detectors, key, prefilter="large"), overlap=True)
         return build_stages(
             promote=self.promote, max_payload_bytes=self.max_payload_bytes, redaction=redaction
         )

@@ -10,9 +10,12 @@ prefilter matches in every part where its gate hits, so the gates then run only
 over the parts it flags, and what is redacted is exactly what a full scan redacts.
 
 pyarrow is an optional dependency, imported only where used: :class:`Prefilter`
-takes it where it is loaded already (``export``). Elsewhere (``convert --redact``)
-importing it would cost about what it saves on a 100 MB transcript (0.15 s) and
-double the resident memory (+50 MB), so every part is scanned by Python as before.
+takes it where it is loaded already, and ``export`` (``load="large"``) imports it
+once a transcript's blobs have reached :data:`IMPORT_AFTER_BYTES` (a transcript that
+large pays the import back; a worker keeps it loaded for the next ones). For ``convert --redact`` importing it would cost about
+what it saves on a 100 MB transcript (0.15 s; there the pass cannot overlap the
+parsing: each batch is written at once) and double the resident memory (+50 MB), so
+every part is scanned by Python as before. Without pyarrow, every part is.
 """
 
 from __future__ import annotations
@@ -26,8 +29,11 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ("MIN_BLOB_BYTES", "Prefilter", "pattern_of")
+__all__ = ("IMPORT_AFTER_BYTES", "MIN_BLOB_BYTES", "Prefilter", "pattern_of")
 
+#: With ``load="large"``, blobs of this many bytes in all import pyarrow (about 0.1 s,
+#: what Python's gates take over 2 MB).
+IMPORT_AFTER_BYTES: Final = 4 << 20
 #: Smaller blobs are scanned by Python alone (unless ``load="always"``): a pass over them
 #: costs less than the call.
 MIN_BLOB_BYTES: Final = 64 << 10
@@ -42,23 +48,29 @@ class Prefilter:
     """The parts of a blob a gate could hit, found by RE2 (``None``: not available, scan all).
 
     *pattern* is an RE2 alternation (:func:`pattern_of`). *load* says when to use
-    pyarrow for it: ``"loaded"`` (where it is imported already), ``"always"`` (import
-    it; every blob, however small), or ``"never"``.
+    pyarrow for it: ``"loaded"`` (where it is imported already), ``"large"`` (also
+    importing it after :data:`IMPORT_AFTER_BYTES` of blobs), ``"always"`` (import it;
+    every blob, however small), or ``"never"``.
     """
 
     def __init__(self, pattern: str, *, load: str = "loaded") -> None:
         self.pattern = pattern
         self.load = load
         self._compute: Any = None
+        self._seen = 0
         self._tried = load == "never"
         self._pool: ThreadPoolExecutor | None = None
 
-    def _module(self) -> Any:
+    def _module(self, size: int) -> Any:
         if self._compute is not None or self._tried:
             return self._compute
         loaded = "pyarrow.compute" in sys.modules
-        if not loaded and self.load != "always":
-            return None  # asked again: export may import it later in the process
+        self._seen += size
+        wanted = self.load == "always" or (
+            self.load == "large" and self._seen >= IMPORT_AFTER_BYTES
+        )
+        if not loaded and not wanted:
+            return None  # asked again: it may be imported later in the process
         self._tried = True
         try:
             if not loaded and importlib.util.find_spec("pyarrow") is None:
@@ -83,7 +95,7 @@ class Prefilter:
         """:meth:`candidates`, started: call the result for them. With *background* the
         pass runs on a thread (RE2 releases the GIL), while the caller goes on."""
         small = len(blob) < MIN_BLOB_BYTES and self.load != "always"
-        pc = None if small else self._module()
+        pc = None if small else self._module(len(blob))
         if pc is None:
             return _scan_everything
         if not background:
