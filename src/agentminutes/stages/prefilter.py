@@ -5,17 +5,18 @@ anchor character, :mod:`agentminutes.stages.detectors`) at about 40 ms per 100 M
 each, and there are fourteen: most of what ``--redact`` costs on a large
 transcript, for parts that almost never hold a secret. RE2 (in pyarrow's compute
 functions) matches one alternation of every detector's :attr:`Detector.prefilter`
-in a single pass, byte by byte, about ten times faster than all the gates. Each
+in a single pass, byte by byte, three to five times faster than all the gates. Each
 prefilter matches in every part where its gate hits, so the gates then run only
 over the parts it flags, and what is redacted is exactly what a full scan redacts.
 
 pyarrow is an optional dependency, imported only where used: :class:`Prefilter`
 takes it where it is loaded already, and ``export`` (``load="large"``) imports it
 once a transcript's blobs have reached :data:`IMPORT_AFTER_BYTES` (a transcript that
-large pays the import back; a worker keeps it loaded for the next ones). For ``convert --redact`` importing it would cost about
-what it saves on a 100 MB transcript (0.15 s; there the pass cannot overlap the
-parsing: each batch is written at once) and double the resident memory (+50 MB), so
-every part is scanned by Python as before. Without pyarrow, every part is.
+large pays the import back; a worker keeps it loaded for the next ones). For
+``convert --redact`` importing it would cost about what it saves on a 100 MB
+transcript (0.15 s; there the pass cannot overlap the parsing: each batch is
+written at once) and double the resident memory (+50 MB), so every part is scanned
+by Python as before, as it is wherever pyarrow is not installed.
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ import importlib.util
 import sys
 from array import array
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ("IMPORT_AFTER_BYTES", "MIN_BLOB_BYTES", "Prefilter", "pattern_of")
+__all__ = ("IMPORT_AFTER_BYTES", "MIN_BLOB_BYTES", "Load", "Prefilter", "pattern_of")
+
+#: When a :class:`Prefilter` uses pyarrow.
+Load = Literal["loaded", "large", "always", "never"]
 
 #: With ``load="large"``, blobs of this many bytes in all import pyarrow (about 0.1 s,
 #: what Python's gates take over 2 MB).
@@ -53,7 +57,7 @@ class Prefilter:
     every blob, however small), or ``"never"``.
     """
 
-    def __init__(self, pattern: str, *, load: str = "loaded") -> None:
+    def __init__(self, pattern: str, *, load: Load = "loaded") -> None:
         self.pattern = pattern
         self.load = load
         self._compute: Any = None

@@ -39,6 +39,7 @@ from agentminutes.schema import Event, Raw
 
 if TYPE_CHECKING:
     from agentminutes.stages.detectors import Detector, DetectorSet, Finding
+    from agentminutes.stages.prefilter import Load
 
 # The detectors (their regular expressions compile when imported) are loaded by
 # redact(), when a redaction is built: a command that does not redact -- follow to
@@ -71,7 +72,7 @@ class _Scan(NamedTuple):
 class Redactor:
     """Replaces the secrets in strings, JSON payloads and events; counts them by detector."""
 
-    def __init__(self, detectors: DetectorSet, key: bytes, *, prefilter: str = "loaded") -> None:
+    def __init__(self, detectors: DetectorSet, key: bytes, *, prefilter: Load = "loaded") -> None:
         """*prefilter* says when the RE2 prefilter may load pyarrow (see
         :class:`~agentminutes.stages.prefilter.Prefilter`): it changes the speed, not
         what is redacted."""
