@@ -26,7 +26,7 @@ import pytest
 
 import agentminutes
 from agentminutes.discovery.sessions import Scan, _Progress
-from agentminutes.errors import ScanError, SourceError, UsageError
+from agentminutes.errors import ParseError, ScanError, SourceError, UsageError
 from conftest import FIXTURES, canon
 from session_home import GOLDEN, build_home
 
@@ -496,3 +496,86 @@ def test_the_identity_read_from_the_head_is_the_converted_session_meta(relative:
     assert first.session_meta is not None
     assert meta == first.session_meta
     assert started == first.timestamp
+
+
+def _first_event_or_error(path: Path) -> object:
+    try:
+        return next(agentminutes.iter_events(path, harness="claude-code"))
+    except Exception as exc:  # the error a conversion gives, to compare with the identity read's
+        return type(exc).__name__
+
+
+def _identity_or_error(path: Path) -> object:
+    from agentminutes.discovery.layouts.base import read_identity
+
+    try:
+        return read_identity("claude-code", str(path))
+    except Exception as exc:
+        return type(exc).__name__
+
+
+def _claude_heads(tmp_path: Path) -> list[Path]:
+    """Every Claude Code fixture, and real records arranged as heads the envelope path must read."""
+    fixtures = sorted((FIXTURES / "claude-code").rglob("*.jsonl"))
+    lines = fixtures[0].read_bytes().splitlines()
+    skipped = b'{"type":"queue-operation","operation":"enqueue","content":"%s","sessionId":"s"}'
+    heads = {
+        "no-newline": b"\n".join(lines[:3]),
+        "crlf": b"\r\n".join(lines[:6]) + b"\r\n",
+        "bom": b"\xef\xbb\xbf" + b"\n".join(lines[:6]),
+        "blank-lines-first": b"\n \n\t\n" + b"\n".join(lines[:6]),
+        "nbsp-around-the-first-record": b"\xc2\xa0" + lines[0] + b"\xc2\xa0\n" + lines[1],
+        # a skipped record longer than a whole head read (64 KiB), then the opener
+        "long-skipped-first": (skipped % (b"x" * 200_000)) + b"\n" + b"\n".join(lines[:6]),
+        "long-skipped-no-newline": (skipped % (b"x" * 70_000)) + b"\n" + lines[0],
+        "undecodable-first": b"{not json\n" + b"\n".join(lines[:6]),
+        "unknown-type-first": b'{"type":"brand-new","sessionId":"s"}\n' + b"\n".join(lines[:6]),
+        "invalid-utf8-in-cwd": lines[0].replace(b'"cwd":"', b'"cwd":"\xff', 1) + b"\n",
+        "lone-surrogate-in-cwd": lines[0].replace(b'"cwd":"', b'"cwd":"\\ud800', 1) + b"\n",
+        "only-skipped": skipped % b"q",
+        "empty": b"",
+    }
+    made = []
+    for name, data in heads.items():
+        made.append(tmp_path / f"{name}.jsonl")
+        made[-1].write_bytes(data)
+    return fixtures + made
+
+
+def test_an_identity_told_from_the_envelope_is_the_converted_session_meta(tmp_path: Path) -> None:
+    told = 0
+    for path in _claude_heads(tmp_path):
+        first = _first_event_or_error(path)
+        identity = _identity_or_error(path)
+        if isinstance(first, str):
+            assert identity == first or isinstance(identity, str), path
+            continue
+        assert isinstance(identity, tuple), (path, identity)
+        assert first.session_meta == identity[0], path
+        assert first.timestamp == identity[1], path
+        told += 1
+    assert told >= 20
+
+
+def test_identity_reads_build_no_events_where_the_envelope_tells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentminutes.discovery.layouts.base import read_identity
+    from agentminutes.harness.claude_code.adapter import ClaudeCodeAdapter
+
+    fed: list[int] = []
+    feed = ClaudeCodeAdapter.feed
+
+    def counted(self: ClaudeCodeAdapter, line: bytes, lineno: int) -> list[Any]:
+        fed.append(lineno)
+        return feed(self, line, lineno)
+
+    monkeypatch.setattr(ClaudeCodeAdapter, "feed", counted)
+    heads = {p.stem: p for p in _claude_heads(tmp_path)}
+    assert read_identity("claude-code", str(heads["long-skipped-first"]))[0].session_id
+    assert read_identity("claude-code", str(heads["crlf"]))[0].session_id
+    assert fed == []
+    # a line the envelope cannot tell is fed: the adapter's own error, as a conversion gives it
+    with pytest.raises(ParseError, match='unrecognized record type "brand-new" at line 1'):
+        read_identity("claude-code", str(heads["unknown-type-first"]))
+    assert fed == [1]

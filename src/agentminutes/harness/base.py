@@ -39,7 +39,7 @@ import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol, runtime_checkable
 
 import msgspec
 
@@ -61,6 +61,7 @@ __all__ = (
     "Document",
     "DocumentAdapter",
     "DocumentSession",
+    "HeadIdentity",
     "ParseOptions",
     "SkipHook",
     "is_document_adapter",
@@ -73,6 +74,13 @@ SNIFF_BYTES = 64 * 1024
 SNIFF_RECORDS: Final = 16
 
 SkipHook = Callable[[int, str], None]
+
+#: What :meth:`Adapter.head_identity` makes of a record met before the stream opens:
+#: the ``session_meta`` event :meth:`~Adapter.feed` would open the stream with on
+#: it; ``"passed"`` for a record ``feed`` would only count as skipped (so the next
+#: record can be asked, or fed, as if this one had been fed); ``None`` when only
+#: ``feed`` can tell (the caller feeds this record and the rest).
+HeadIdentity = Event | Literal["passed"] | None
 
 
 class Confidence(IntEnum):
@@ -150,6 +158,10 @@ class Adapter(Protocol):
 
     def finish(self) -> list[Event]:
         """End of input: return the events still held."""
+        ...
+
+    def head_identity(self, line: bytes, lineno: int) -> HeadIdentity:
+        """What a record before the stream opens says, read cheaply (see :data:`HeadIdentity`)."""
         ...
 
     @property
@@ -316,6 +328,16 @@ class BaseAdapter:
     def effective_version(self) -> str:
         """The transcript's own version, else the caller's hint."""
         return self.version or self.options.harness_version
+
+    def head_identity(self, line: bytes, lineno: int) -> HeadIdentity:
+        """What a record before the stream opens says, read cheaply (see :data:`HeadIdentity`).
+
+        Identity reads (``sessions``) ask this before :meth:`feed`; this default
+        always defers to :meth:`feed`. An adapter whose opening record can be
+        told from its envelope alone overrides it, so that listing thousands
+        of transcripts does not build the events of their first turns.
+        """
+        return None
 
     def skip(self, record_type: str, lineno: int) -> None:
         """Count a documented skip of a native record."""

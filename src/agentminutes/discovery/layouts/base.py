@@ -21,7 +21,9 @@ which are neither. It can
 
 A transcript's identity is read from its head through the harness's own
 adapter: lines are fed one at a time until the first event, which must be
-``session_meta``. No second parser reads transcript heads.
+``session_meta`` (the adapter may tell it from the opening record's envelope,
+without building the first turn's events). No second parser reads transcript
+heads.
 
 For the four harnesses the reference CLI (agentminutes 0.8.0) knows, the
 layouts, orders, skip counts and errors are the reference's: paths are joined
@@ -46,8 +48,8 @@ import msgspec
 from agentminutes import timestamps
 from agentminutes.errors import AgentminutesError, ParseError, ScanError
 from agentminutes.harness import ParseOptions, adapter_class
-from agentminutes.pipeline.conversion import feed_lines
-from agentminutes.pipeline.sources import LineSplitter
+from agentminutes.harness.base import Adapter, HeadIdentity
+from agentminutes.pipeline.conversion import Rewrite, clean_line, feed_lines
 from agentminutes.schema import Event, EventKind, Meta, TaskSkip
 
 __all__ = (
@@ -244,10 +246,13 @@ def is_dir_path(path: str) -> bool:
 def read_identity(harness: str, path: str) -> tuple[Meta, str]:
     """The ``session_meta`` of a transcript's head and its timestamp, read through the adapter.
 
-    Lines are fed one at a time until the adapter emits its first event, so a
-    large transcript costs its first records only (a format whose adapter
-    holds everything until the end, such as Antigravity's step sort, is read
-    whole, as a full parse would).
+    Lines are given one at a time to the adapter until it emits its first
+    event, so a large transcript costs its first records only (a format whose
+    adapter holds everything until the end, such as Antigravity's step sort,
+    is read whole, as a full parse would). Each line is first offered to the
+    adapter's :meth:`~agentminutes.harness.base.Adapter.head_identity`, which
+    tells the opening record from its envelope without building the events
+    of the first turn; from the first line it cannot tell, lines are fed.
 
     Raises:
         ParseError: the head does not parse, yields no events, or does not open
@@ -255,23 +260,68 @@ def read_identity(harness: str, path: str) -> tuple[Meta, str]:
         OSError: the file cannot be read.
     """
     adapter = adapter_class(harness)(ParseOptions(check_verbatim=False))  # identity only
-    splitter = LineSplitter()
-    size = _FIRST_READ_BYTES
-    with open(path, "rb") as f:
-        while True:
-            chunk = f.read(size)
-            size = _HEAD_BYTES
-            lines = splitter.push(chunk) if chunk else splitter.flush()
-            for item in lines:
-                events = feed_lines(adapter, [item], checked=False)
-                if events:
-                    return _identity(harness, events[0])
-            if not chunk:
-                break
+    asking = True
+    # The file descriptor itself, not a buffered file object: listing thousands
+    # of transcripts pays for the object's set-up more than for the read.
+    fd = os.open(path, os.O_RDONLY)  # not inherited by children (PEP 446)
+    try:
+        for item in _head_lines(fd):
+            if asking:
+                told = _head_identity(adapter, *item)
+                if told == "passed":
+                    continue
+                if told is not None:
+                    return _identity(harness, told)
+                asking = False
+            events = feed_lines(adapter, [item], checked=False)
+            if events:
+                return _identity(harness, events[0])
+    finally:
+        os.close(fd)
     finish: Callable[[], Iterator[Event] | list[Event]] = getattr(adapter, "drain", adapter.finish)
     for ev in finish():
         return _identity(harness, ev)
     raise ParseError(harness, "no events in transcript")
+
+
+def _head_lines(fd: int) -> Iterator[tuple[int, bytes]]:
+    """The numbered lines of an open file, read as they are asked for (a last one without a newline too).
+
+    A line is cut out only when it is asked for: an identity is usually told by
+    the first line or two of the first read, and splitting the whole read
+    would cost more than the rest of it.
+    """
+    lineno = 0
+    held: list[bytes] = []  # the pieces of a line longer than one read
+    size = _FIRST_READ_BYTES
+    while chunk := os.read(fd, size):
+        size = _HEAD_BYTES
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            lineno += 1
+            if held:
+                held.append(chunk[start:end])
+                yield lineno, b"".join(held)
+                held = []
+            else:
+                yield lineno, chunk[start:end]
+            start = end + 1
+        if start < len(chunk):
+            held.append(chunk[start:])
+    if held:
+        yield lineno + 1, b"".join(held)
+
+
+def _head_identity(adapter: Adapter, lineno: int, raw: bytes) -> HeadIdentity:
+    """The adapter's :meth:`head_identity` of a raw line, cleaned as :func:`feed_lines` feeds it."""
+    line = clean_line(raw, lineno)
+    if not line:
+        return "passed"  # blank or white space only: feed_lines passes over it too
+    if not line.isascii() or b"\\u" in line:
+        rewrite = Rewrite.of(line)
+        if rewrite is not None:
+            line = rewrite.fed
+    return adapter.head_identity(line, lineno)
 
 
 def _identity(harness: str, ev: Event) -> tuple[Meta, str]:

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import BaseAdapter, Confidence, HeadIdentity, ParseOptions, SkipHook
 from agentminutes.harness.claude_code.content import (
     Blocks,
     _bare_attachment_text,
@@ -225,6 +225,29 @@ class ClaudeCodeAdapter(BaseAdapter):
         else:
             out.append(self._loose_tool(rec, line, lineno))
         return out
+
+    def head_identity(self, line: bytes, lineno: int) -> HeadIdentity:
+        """The opening record told from its envelope, as :meth:`feed` tells it.
+
+        ``feed`` opens the stream on the first record of a conversation or
+        loose tool type, and its ``session_meta`` comes from that record's
+        envelope alone (the same decoder ``feed`` falls back on, whose fields
+        its one-pass decoder shares); the records it skips before it change
+        nothing but counts. Anything else (a line that does not decode, an
+        unrecognized type, a nesting too deep) is left to ``feed``.
+        """
+        if self.meta_sent:
+            return None
+        try:
+            rec = _decode_record(line)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            return None
+        kind = rec.type or ""
+        if kind in SKIP_TYPES or kind in QUIET_TYPES:
+            return "passed"
+        if kind in CONVERSATION_TYPES or kind in LOOSE_TOOL_TYPES:
+            return self._meta(rec, line, lineno)
+        return None
 
     def finish(self) -> list[Event]:
         if self.fold is None:
