@@ -209,3 +209,8 @@ def test_sessions_starts_without_the_conversion_commands(tmp_path: Path) -> None
     ):
         assert module not in modules, module
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
+    # one harness asked for: its layout alone is imported
+    layouts = {m for m in modules if m.startswith("agentminutes.discovery.layouts.")}
+    assert layouts == {
+        f"agentminutes.discovery.layouts.{m}" for m in ("base", "registry", "claude_code")
+    }

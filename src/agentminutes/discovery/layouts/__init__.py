@@ -7,11 +7,8 @@
 
 from __future__ import annotations
 
-from agentminutes.discovery.layouts.antigravity import (
-    AntigravityLocator,
-    conversation_folder,
-    conversation_id_of,
-)
+from typing import TYPE_CHECKING, Any
+
 from agentminutes.discovery.layouts.base import (
     Gathered,
     IdentityCache,
@@ -26,13 +23,45 @@ from agentminutes.discovery.layouts.base import (
     join,
     read_identity,
 )
-from agentminutes.discovery.layouts.claude_code import ClaudeCodeLocator
-from agentminutes.discovery.layouts.codex import CodexLocator
-from agentminutes.discovery.layouts.copilot import CopilotLocator
-from agentminutes.discovery.layouts.documents import DocumentLocator
-from agentminutes.discovery.layouts.gemini_cli import GeminiCliLocator
-from agentminutes.discovery.layouts.pi import PiLocator
 from agentminutes.discovery.layouts.registry import LOCATORS, locator
+
+if TYPE_CHECKING:
+    from agentminutes.discovery.layouts.antigravity import (
+        AntigravityLocator,
+        conversation_folder,
+        conversation_id_of,
+    )
+    from agentminutes.discovery.layouts.claude_code import ClaudeCodeLocator
+    from agentminutes.discovery.layouts.codex import CodexLocator
+    from agentminutes.discovery.layouts.copilot import CopilotLocator
+    from agentminutes.discovery.layouts.documents import DocumentLocator
+    from agentminutes.discovery.layouts.gemini_cli import GeminiCliLocator
+    from agentminutes.discovery.layouts.pi import PiLocator
+
+#: The names re-exported from one harness's module, imported when first used.
+_LAZY = {
+    "AntigravityLocator": "antigravity",
+    "conversation_folder": "antigravity",
+    "conversation_id_of": "antigravity",
+    "ClaudeCodeLocator": "claude_code",
+    "CodexLocator": "codex",
+    "CopilotLocator": "copilot",
+    "DocumentLocator": "documents",
+    "GeminiCliLocator": "gemini_cli",
+    "PiLocator": "pi",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = (
     "LOCATORS",
