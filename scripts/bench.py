@@ -19,7 +19,7 @@ CLIs read works, detected from the head (``--harness`` names it instead); for
 the four the issue tracks::
 
     inflate --to-mb 100 fixtures/claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl /tmp/cc100.jsonl
-    inflate --to-mb 100 fixtures/codex/agent-sessions/codex_small_0.146.0.jsonl /tmp/codex100.jsonl
+    inflate --to-mb 100 fixtures/codex/exact2026/rollout-2026-05-07T15-38-21-019e0317-0939-7262-9c00-59e4b98f1c8b-first329.jsonl /tmp/codex100.jsonl
     inflate --to-mb 100 fixtures/copilot/hawzx-ai/27d7ef99-f7c7-43eb-8599-cb469623c8f7.jsonl /tmp/copilot100.jsonl
     inflate --to-mb 100 fixtures/antigravity/vibe-coding/cli-d580aa81/transcript_full.jsonl /tmp/ag100.jsonl
     python scripts/bench_linear.py --renumber-steps /tmp/ag100.jsonl
@@ -27,7 +27,9 @@ the four the issue tracks::
 Inflation repeats Antigravity's ``step_index`` values; the last command renumbers
 them 0, 1, 2, … in file order, so the transcript is in step order as real ones
 are (otherwise both CLIs benchmark their out-of-order path, not the common one).
-Copilot CLI's ``events.jsonl`` needs nothing more.
+Copilot CLI's ``events.jsonl`` needs nothing more. The Codex source is a real
+rollout the reference reads (it refuses ``codex_small_0.146.0.jsonl``, whose
+tool arguments are objects, so a benchmark on it stops at the reference's error).
 
 The reference (agentminutes 0.8.0 from PyPI) is installed apart from this
 project: ``python3 -m venv /tmp/ref && /tmp/ref/bin/pip install agentminutes==0.8.0``.
