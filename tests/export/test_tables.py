@@ -62,7 +62,29 @@ def test_rows_match_the_library(path: Path) -> None:
     assert session["tool_errors"] == stats.tool_errors
     assert session["wall_time_ms"] == (stats.wall_time_ms if stats.start_time else None)
     assert session["models"] == (stats.models or [])
+    # The row's counts are folded apart from StatsBuilder (in the loop that makes the rows):
+    # every one of them is StatsBuilder's.
+    assert session["user_messages"] == stats.user_messages
+    assert session["harness_messages"] == stats.harness_messages
+    assert session["unanswered_calls"] == stats.unanswered_calls
+    assert session["orphan_results"] == stats.orphan_results
+    assert session["result_bytes"] == stats.result_bytes
+    kinds = stats.event_counts or {}
+    for column, kind in (
+        ("assistant_messages", "assistant_message"),
+        ("thinking_blocks", "thinking"),
+        ("tool_results", "tool_result"),
+        ("system_events", "system"),
+        ("unknown_events", "unknown"),
+    ):
+        assert session[column] == kinds.get(kind, 0), column
+    for column, when in (("started_at", stats.start_time), ("ended_at", stats.end_time)):
+        got = session[column]
+        assert (got is None) == (not when), column
+        if when:
+            assert int(got.timestamp() * 1_000_000) == timestamps.to_ns(when) // 1000, column
     totals = stats.totals
+    assert session["input_tokens"] == (totals.input_tokens if totals else None)
     assert session["output_tokens"] == (totals.output_tokens if totals else None)
     assert session["total_prompt_tokens"] == (totals.total_prompt_tokens if totals else None)
     meta = events[0].session_meta
