@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "agentminutes"
 
 #: Lowest first. A package may import its own layer or any below it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "errors", "timestamps", "versions"),
+    ("_lazy", "_version", "errors", "timestamps", "versions"),
     ("schema",),
     ("harness",),
     ("pipeline",),

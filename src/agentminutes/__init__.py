@@ -29,8 +29,9 @@ stays cheap):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentminutes._lazy import lazy_exports
 from agentminutes._version import __version__
 
 __all__ = (
@@ -77,45 +78,45 @@ __all__ = (
 )
 
 _LAZY = {
-    "AgentminutesError": "agentminutes.errors",
-    "DetectError": "agentminutes.errors",
-    "OutputError": "agentminutes.errors",
-    "ParseError": "agentminutes.errors",
-    "ScanError": "agentminutes.errors",
-    "SourceError": "agentminutes.errors",
-    "UsageError": "agentminutes.errors",
-    "Event": "agentminutes.schema",
-    "Session": "agentminutes.schema",
-    "Stats": "agentminutes.schema",
-    "TaskStats": "agentminutes.schema",
-    "ToolInteraction": "agentminutes.schema",
-    "ConversationInfo": "agentminutes.harness",
-    "Scan": "agentminutes.discovery.sessions",
-    "ArchiveResult": "agentminutes.discovery.archive",
-    "SessionRef": "agentminutes.discovery.layouts",
-    "scan": "agentminutes.discovery.sessions",
-    "locate": "agentminutes.discovery.sessions",
-    "locate_sync": "agentminutes.discovery.sessions",
-    "task_stats": "agentminutes.discovery.task",
-    "task_stats_sync": "agentminutes.discovery.task",
-    "archive": "agentminutes.discovery.archive",
-    "archive_sync": "agentminutes.discovery.archive",
-    "Batch": "agentminutes.pipeline.batch",
-    "Stage": "agentminutes.pipeline.batch",
-    "per_event": "agentminutes.pipeline.batch",
-    "events": "agentminutes.api",
-    "follow": "agentminutes.api",
-    "follow_many": "agentminutes.api",
-    "follow_to": "agentminutes.api",
-    "Following": "agentminutes.api",
-    "Envelope": "agentminutes.live.follower",
-    "parse": "agentminutes.api",
-    "iter_events": "agentminutes.api",
-    "load": "agentminutes.api",
-    "sessions": "agentminutes.api",
-    "iter_sessions": "agentminutes.api",
-    "conversations": "agentminutes.api",
-    "detect": "agentminutes.pipeline.detect",
+    "AgentminutesError": "errors",
+    "DetectError": "errors",
+    "OutputError": "errors",
+    "ParseError": "errors",
+    "ScanError": "errors",
+    "SourceError": "errors",
+    "UsageError": "errors",
+    "Event": "schema",
+    "Session": "schema",
+    "Stats": "schema",
+    "TaskStats": "schema",
+    "ToolInteraction": "schema",
+    "ConversationInfo": "harness",
+    "Scan": "discovery.sessions",
+    "ArchiveResult": "discovery.archive",
+    "SessionRef": "discovery.layouts",
+    "scan": "discovery.sessions",
+    "locate": "discovery.sessions",
+    "locate_sync": "discovery.sessions",
+    "task_stats": "discovery.task",
+    "task_stats_sync": "discovery.task",
+    "archive": "discovery.archive",
+    "archive_sync": "discovery.archive",
+    "Batch": "pipeline.batch",
+    "Stage": "pipeline.batch",
+    "per_event": "pipeline.batch",
+    "events": "api",
+    "follow": "api",
+    "follow_many": "api",
+    "follow_to": "api",
+    "Following": "api",
+    "Envelope": "live.follower",
+    "parse": "api",
+    "iter_events": "api",
+    "load": "api",
+    "sessions": "api",
+    "iter_sessions": "api",
+    "conversations": "api",
+    "detect": "pipeline.detect",
 }
 
 if TYPE_CHECKING:
@@ -152,15 +153,7 @@ if TYPE_CHECKING:
     from agentminutes.schema import Event, Session, Stats, TaskStats, ToolInteraction
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentminutes' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -20,7 +20,9 @@ so ``import agentminutes.export.acp`` stays as light as it was.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentminutes._lazy import lazy_exports
 
 __all__ = (
     "EVENTS",
@@ -67,15 +69,7 @@ if TYPE_CHECKING:
     from agentminutes.export.tables import iter_batches, to_arrow
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentminutes.export' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"agentminutes.export.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:

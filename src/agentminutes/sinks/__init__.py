@@ -18,8 +18,9 @@ module (the command line's stdout guard) does not pay for all of them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentminutes._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
@@ -59,10 +60,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOMES, globals())

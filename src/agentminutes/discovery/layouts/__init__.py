@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentminutes._lazy import lazy_exports
 from agentminutes.discovery.layouts.base import (
     Gathered,
     IdentityCache,
@@ -52,16 +53,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 __all__ = (
     "LOCATORS",
