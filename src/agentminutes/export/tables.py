@@ -39,16 +39,8 @@ from agentminutes.export.transcripts import (
 )
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Stage
-from agentminutes.schema import (
-    ContentBlock,
-    Event,
-    EventKind,
-    Meta,
-    Origin,
-    TokenUsage,
-    ToolResult,
-)
-from agentminutes.schema.summary import TotalsBuilder
+from agentminutes.schema import ContentBlock, Event, EventKind, Meta, TokenUsage
+from agentminutes.schema.summary import StatsBuilder
 from agentminutes.schema.usage import OtelUsage, Request, RequestFolder
 
 if TYPE_CHECKING:
@@ -260,24 +252,9 @@ class _Session:
     def __init__(self, owner: TranscriptRows, meta: Meta | None) -> None:
         self.owner = owner
         self.meta = meta or Meta(harness=owner.harness or "")
+        self.stats = StatsBuilder()
         self.seq = 0
         self.first_ns: int | None = None
-        # The ``sessions`` row's counts, as ``stats`` (StatsBuilder) counts them, folded in
-        # the loop that makes the rows: one pass and one timestamp parse per event, and
-        # none of the per-tool and per-agent maps the row does not hold. A test holds
-        # the row to StatsBuilder's numbers.
-        self.counts: dict[str, int] = {}
-        self.user_messages = 0
-        self.harness_messages = 0
-        self.tool_errors = 0
-        self.orphan_results = 0
-        self.result_bytes = 0
-        self.models: list[str] = []
-        self.totals = TotalsBuilder()
-        #: Whose rule makes ``total_prompt_tokens``: the first ``session_meta`` event's harness.
-        self.usage_harness = ""
-        #: The earliest and the latest timestamp, once an event had one.
-        self.span: list[int] | None = None
         self.date: int | None = None
         self.cols = _EventColumns()
         self.calls: list[_Call] = []
@@ -292,53 +269,30 @@ class _Session:
     # -- per event ---------------------------------------------------------------------------
 
     def add(self, events: Iterable[Event]) -> Iterator[tuple[str, pa.RecordBatch]]:
-        """Account for *events*; yield each ``events`` batch as it fills."""
         c = self.cols
         encode_into = self.encoder.encode_into
         payload = c.payload
         offsets = c.offsets
         row = c.rows.append
         to_ns = timestamps.to_ns
-        counts = self.counts
-        folded_kinds = RequestFolder.KINDS
-        no_requests: tuple[Request, ...] = ()
+        stats_add = self.stats.add
         for ev in events:
+            stats_add(ev)
             seq = self.seq
-            self.seq = seq + 1
+            self.seq += 1
             kind = ev.kind
-            counts[kind] = counts.get(kind, 0) + 1
             ns = to_ns(ev.timestamp) if ev.timestamp else None
-            if ns is not None:
-                span = self.span
-                if span is None:
-                    self.first_ns = ns
-                    self.span = [ns, ns]
-                elif ns < span[0]:
-                    span[0] = ns
-                elif ns > span[1]:
-                    span[1] = ns
-            if kind == EventKind.SESSION_META:
-                sm = ev.session_meta
-                assert sm is not None
-                if seq == 0:
-                    self.meta = self.owner.identity(sm)
-                if not self.usage_harness:
-                    self.usage_harness = sm.harness
-            # The usage fold reads three kinds; the others it would hand back empty.
-            folded = self._fold(ev) if kind in folded_kinds else no_requests
+            if ns is not None and self.first_ns is None:
+                self.first_ns = ns
+            if kind == EventKind.SESSION_META and ev.session_meta is not None and seq == 0:
+                self.meta = self.owner.identity(ev.session_meta)
+            folded = self._fold(ev)
             agent = ev.agent_id
             if agent and agent not in self.agents:
                 self.agents.append(agent)
             model = tool_name = tool_kind = call_id = subtype = None
             is_error = None
-            if kind == EventKind.USER_MESSAGE:
-                um = ev.user_message
-                assert um is not None
-                if um.origin == Origin.HARNESS:
-                    self.harness_messages += 1
-                else:
-                    self.user_messages += 1
-            elif kind == EventKind.TOOL_CALL:
+            if kind == EventKind.TOOL_CALL:
                 tc = ev.tool_call
                 assert tc is not None
                 call = _Call(seq, ev, ns)
@@ -350,27 +304,18 @@ class _Session:
                 assert tr is not None
                 call_id = tr.tool_call_id
                 is_error = tr.is_error
-                if is_error:
-                    self.tool_errors += 1
-                size = _content_bytes(tr.content)
-                self.result_bytes += size
                 joined = self.call_by_id.get(call_id)
                 if joined is not None:
                     tool_name, tool_kind = joined.name, joined.kind
-                    self._result(joined, tr, ns, size)
+                    self._result(joined, ev, ns)
                 else:
-                    self.orphan_results += 1
                     tool_name = tr.tool_name or None
             elif kind == EventKind.ASSISTANT_MESSAGE:
                 am = ev.assistant_message
                 assert am is not None
-                self.totals.add_usage(am.usage)
                 model = am.model or None
-                if model:
-                    if model not in self.models:
-                        self.models.append(model)
-                    if ev.message_id:
-                        self.models_by_message[ev.message_id] = model
+                if model and ev.message_id:
+                    self.models_by_message[ev.message_id] = model
                 own = next((r for r in folded if r.origin == EventKind.ASSISTANT_MESSAGE), None)
                 self._request(seq, ev, ns, own)
             elif kind == EventKind.SYSTEM:
@@ -415,10 +360,11 @@ class _Session:
                 offsets = c.offsets
                 row = c.rows.append
 
-    def _result(self, call: _Call, tr: ToolResult, ns: int | None, size: int) -> None:
-        """Join a result (*size* bytes of content, as ``stats`` counts them) to its call."""
+    def _result(self, call: _Call, ev: Event, ns: int | None) -> None:
+        tr = ev.tool_result
+        assert tr is not None
         call.results += 1
-        call.result_bytes += size
+        call.result_bytes += _content_bytes(tr.content)
         call.is_error = bool(call.is_error) or tr.is_error
         if ns is not None and (call.last_ns is None or ns > call.last_ns):
             call.last_ns = ns
@@ -560,13 +506,14 @@ class _Session:
         return ids
 
     def _sessions_batch(self, skipped: dict[str, int], title: str) -> pa.RecordBatch:
-        counts = self.counts
+        st = self.stats.build()
+        counts = st.event_counts or {}
         meta = self.meta
-        totals = self.totals.build(self.usage_harness)
+        totals = st.totals
         parent = meta.session_id if meta.is_subagent and meta.subagent_id else None
         subagents = [] if meta.is_subagent else self.subagent_ids()
-        start, end = self.span or (None, None)
-        wall = None if start is None or end is None else (end - start) // 1_000_000
+        start = timestamps.to_ns(st.start_time) if st.start_time else None
+        end = timestamps.to_ns(st.end_time) if st.end_time else None
         row: dict[str, Any] = {
             "subagent_id": meta.subagent_id or None,
             "is_subagent": meta.is_subagent,
@@ -578,22 +525,22 @@ class _Session:
             "title": title or None,
             "started_at": _us(start),
             "ended_at": _us(end),
-            "wall_time_ms": wall,
-            "models": self.models,
-            "events": self.seq,
-            "user_messages": self.user_messages,
-            "harness_messages": self.harness_messages,
+            "wall_time_ms": st.wall_time_ms if start is not None else None,
+            "models": st.models or [],
+            "events": st.events,
+            "user_messages": st.user_messages,
+            "harness_messages": st.harness_messages,
             "assistant_messages": counts.get(EventKind.ASSISTANT_MESSAGE, 0),
             "thinking_blocks": counts.get(EventKind.THINKING, 0),
-            "tool_calls": len(self.calls),
+            "tool_calls": st.tool_calls,
             "tool_results": counts.get(EventKind.TOOL_RESULT, 0),
-            "tool_errors": self.tool_errors,
-            "unanswered_calls": sum(1 for call in self.calls if not call.results),
-            "orphan_results": self.orphan_results,
+            "tool_errors": st.tool_errors,
+            "unanswered_calls": st.unanswered_calls,
+            "orphan_results": st.orphan_results,
             "system_events": counts.get(EventKind.SYSTEM, 0),
             "unknown_events": counts.get(EventKind.UNKNOWN, 0),
             "skipped_records": sum(skipped.values()),
-            "result_bytes": self.result_bytes,
+            "result_bytes": st.result_bytes,
             "input_tokens": totals.input_tokens if totals else None,
             "output_tokens": totals.output_tokens if totals else None,
             "cache_read_input_tokens": totals.cache_read_input_tokens if totals else None,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import ClassVar, Final, NamedTuple
+from typing import Final, NamedTuple
 
 import msgspec
 
@@ -413,12 +413,6 @@ class RequestFolder:
       ``copilot:<session>:shutdown:<model>:<counters>``, so a copy of the file
       counts once.
     """
-
-    #: The kinds :meth:`add` reads: for an event of any other it returns no request and
-    #: changes nothing, so a caller may leave such events out.
-    KINDS: ClassVar[frozenset[str]] = frozenset(
-        {EventKind.ASSISTANT_MESSAGE, EventKind.SESSION_META, EventKind.SYSTEM}
-    )
 
     def __init__(self, harness: str, session_id: str = "", fork_of: str = "") -> None:
         self.harness = harness

@@ -1,7 +1,7 @@
 """Every harness with a layout, by name.
 
 A locator's module is imported when its harness is first asked for: ``sessions
---harness claude-code`` loads one layout, not eleven (start-up is most of a
+--harness claude-code`` loads one layout module, not all ten (start-up is most of a
 short listing's time).
 """
 
