@@ -112,9 +112,11 @@ class Detector:
     #: text pattern cannot see the value whole (a private key's escaped newlines).
     bytes_pattern: str = ""
     #: An RE2 pattern (no lookarounds: ``^`` is the start of the string searched) found in
-    #: every string in which a gate hits for one of *anchors*, lookarounds and suffix
-    #: included; empty: the anchors alone, which is as loose as a prefilter can be. See
-    #: :mod:`agentminutes.stages.prefilter`.
+    #: every string in which this detector's pattern (its bytes pattern, if it has one)
+    #: matches for a gate hit: what the gate and the pattern both need around the anchor,
+    #: lookarounds dropped, bounded repeats opened (RE2 builds a state per repetition)
+    #: and ``\\s`` spelled out (RE2's has no ``\\v``). Empty: the anchors alone, which is
+    #: as loose as a prefilter can be. See :mod:`agentminutes.stages.prefilter`.
     prefilter: str = ""
 
 
@@ -465,6 +467,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         ahead=16200,
         check=_private_key,
         bytes_pattern=r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----",
+        prefilter=r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY",
     ),
     Detector(
         "anthropic-key",
@@ -522,6 +525,9 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "a Google API key (AIza…)",
         r"{L}AIza[0-9A-Za-z_-]{35}{R}",
         anchors=("AIza",),
+        # The key's 35 characters: not the "AIza..." of an example .env file.
+        anchor_suffix=r"(?=[0-9A-Za-z_-]{35})",
+        prefilter=r"AIza[0-9A-Za-z_-]{35}",
         ahead=40,
         check=_token(),
     ),
@@ -565,6 +571,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "a Slack incoming-webhook URL",
         r"https:{SL}{SL}hooks\.slack\.com{SL}services{SL}T[A-Z0-9]{6,20}{SL}B[A-Z0-9]{6,20}{SL}[A-Za-z0-9]{16,40}{R}",
         anchors=("k.com",),
+        prefilter=r"hooks\.slack\.com\\?/services\\?/T",
         back=18,
         ahead=120,
     ),
@@ -589,6 +596,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "a SendGrid API key (SG.….…)",
         r"{L}SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}{R}",
         anchors=("G.",),
+        prefilter=r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
         back=1,
         ahead=70,
         check=_token(),
@@ -611,6 +619,8 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "a JSON Web Token (eyJ….eyJ….…)",
         r"{L}eyJ[A-Za-z0-9_-]{8,4000}\.ey[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{8,2000}{R}",
         anchors=("yJ",),
+        prefilter=r"eyJ[A-Za-z0-9_-]{8}[A-Za-z0-9_-]*\.ey[A-Za-z0-9_-]{8}[A-Za-z0-9_-]*"
+        r"\.[A-Za-z0-9_-]{8}",
         back=1,
         ahead=14100,
     ),
@@ -619,6 +629,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "the credentials of an Authorization: Basic header",
         r"Basic\s+(?P<secret>[A-Za-z0-9+/]{8,2000}={0,2})(?![A-Za-z0-9+/=])",
         anchors=("Basic ",),
+        prefilter=r"Basic [\t\n\v\f\r ]*[A-Za-z0-9+/]{8}",
         ahead=2010,
         check=_basic,
     ),
@@ -627,6 +638,7 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         "the token of an Authorization: Bearer header",
         r"(?:Bearer|bearer|BEARER)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,4000})(?![A-Za-z0-9._~+/=-])",
         anchors=("Bearer", "bearer", "BEARER"),
+        prefilter=r"(?:Bearer|bearer|BEARER)[\t\n\v\f\r ]+[A-Za-z0-9._~+/=-]{16}",
         ahead=4020,
         check=_bearer,
     ),
@@ -640,8 +652,9 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         # hold. The "@" of a scoped package (node_modules/@types), a decorator after a line
         # break (\n@) or a quoted handle ("@me") is no hit to walk back 440 bytes from.
         anchor_suffix=r"""(?<=[^\s/?#@"'`<>\\]{2}@)""",
-        # The lookbehind may reach before the string (into the NUL and text before it).
-        prefilter=r"""(?:^|^[^\s/?#@"'`<>\\]|[^\s/?#@"'`<>\\]{2})@""",
+        # A scheme, "://", a user and a password (no lookbehind; the repeats opened).
+        prefilter=r"""[A-Za-z0-9+.-]{2}:(?:\\?/){2}[^\t\n\v\f\r :/?#@"'`<>\\]*"""
+        r""":[^\t\n\v\f\r /?#@"'`<>\\]+@""",
         locate=_scheme_start,
         ahead=1,
         check=_url_password,
@@ -677,10 +690,14 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         # A secret's name is followed by its assignment: the gate looks for both.
         # Not "cwd", the working directory (every Claude Code record names it): a name
         # ending in it is never a secret's, and its hits were most of this gate's.
-        anchor_suffix=r"""(?<![cC]wd)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])""",
+        # And, ahead, the start of the value the pattern asks for: not "if key:", "key)".
+        anchor_suffix=r"""(?<![cC]wd)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])"""
+        r"""(?=\s*(?:\\?["'`])?[A-Za-z0-9!#$%&*+./:=?@^_|~-]{8})""",
         # The anchors, "wd" not after c or C, then the suffix (its lookbehind decides only "wd").
         prefilter=r"""(?:ken|KEN|cret|CRET|[Cc]redentials?|CREDENTIALS?|word|(?:^|[^cC])wd"""
-        r"""|PASS(?:WORD|WD)?|PWD|[kK]ey|KEY)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])""",
+        r"""|PASS(?:WORD|WD)?|PWD|[kK]ey|KEY)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])"""
+        # … and the pattern's value: eight of its characters, after a space and a quote.
+        r"""[\t\n\v\f\r ]*(?:\\?["'`])?[A-Za-z0-9!#$%&*+./:=?@^_|~-]{8}""",
         ahead=330,
         check=_assignment,
     ),
