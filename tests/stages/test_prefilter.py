@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,16 +77,29 @@ def test_planted_transcripts_redact_the_same_with_the_prefilter(
     assert planted.left_in(json.dumps(with_prefilter)) == []
 
 
+def _long_enough(secret: str, groups: dict[str, str | None]) -> bool:
+    """What secret-assignment's prefilter takes from its check: a value of eight characters
+    after a password's name, sixteen after any other (``random_looking``'s least)."""
+    password = re.search(r"(?i)(?:word|wd|pass|pwd)$", groups.get("name") or "")
+    return len(secret) >= (8 if password else 16)
+
+
 def _matched(parts: list[bytes]) -> tuple[set[int], list[int] | None]:
     """The parts in which a detector's pattern matches for a gate hit (its check left out, so
-    look-alikes count too), and those the prefilter flags."""
+    look-alikes count too; of secret-assignment's, only the value's length), and those the
+    prefilter flags."""
     blob = b"\0".join(parts)
     starts, ends, pos = [], [], 0
     for part in parts:
         starts.append(pos)
         ends.append(pos + len(part))
         pos += len(part) + 1
-    unchecked = DetectorSet([dataclasses.replace(d, check=None) for d in DETECTORS])
+    unchecked = DetectorSet(
+        [
+            dataclasses.replace(d, check=_long_enough if d.name == "secret-assignment" else None)
+            for d in DETECTORS
+        ]
+    )
     matched = unchecked.flagged(blob, starts, ends)
     return matched, Prefilter(DetectorSet(DETECTORS).prefilter, load="always").candidates(
         blob, starts
@@ -124,6 +138,15 @@ def test_the_prefilter_flags_every_part_a_pattern_matches_in() -> None:
     secrets += ["1:AA" + "b" * 33, "\\nsk-" + "a" * 8, "(sk-" + "a" * 8, "key'\t:="]
     secrets += ["api_key =\x0b'aaaaaaaa", 'token:\n\\"bbbbbbbb', "db://u:p@h", "x+y://:p@h"]
     secrets += ["Basic \x0bQWxhZGRp", "Bearer\x0baaaaaaaaaaaaaaaa", "PASSWORD=hunter22"]
+    # Secret-assignment's lengths, each side of the least its check takes.
+    value = "q7Xv2Lp9Zr4Tn8Wk"
+    boundary = [
+        f"api_key={value}",
+        f'"token": "{value}"',
+        "db_password=Zq8!rT2#",
+        "PASSWD: 'Zq8!rT2#'",
+    ]
+    secrets += boundary + [b[:-2] + b[-1] if b[-1] in "'\"" else b[:-1] for b in boundary]
     parts: list[bytes] = []
     for s in secrets:
         for before in ("", "a", "/", "\\n", "\\\\", "é", " ", "c", "9:", "s"):
@@ -139,6 +162,12 @@ def test_the_prefilter_flags_every_part_a_pattern_matches_in() -> None:
     assert flagged is not None
     assert len(matched) > len(parts) // 5
     assert matched <= set(flagged)
+    assert {parts.index(b.encode()) for b in boundary} <= matched
+    # … and those lengths are the check's: the real set redacts each, not one shorter.
+    shorter = [b[:-2] + b[-1] if b[-1] in "'\"" else b[:-1] for b in boundary]
+    checked = DetectorSet(DETECTORS)
+    assert all(checked.flagged(b.encode(), [0], [len(b)]) for b in boundary)
+    assert not any(checked.flagged(b.encode(), [0], [len(b)]) for b in shorter)
     real = [
         line
         for harness in ("claude-code", "codex", "copilot", "antigravity")

@@ -454,6 +454,16 @@ _AWS_PREFIXES: Final = (
     "AROA",
 )
 
+
+def _assignment_prefilter(names: str, least: int) -> str:
+    """The RE2 prefilter of a secret assignment to one of *names*: the operator, then at
+    least *least* of the value's characters (what ``_assignment`` asks of it)."""
+    return (
+        names + r"""(?:\\?["'`])?[ \t]*(?::=|=>|[:=])[\t\n\v\f\r ]*(?:\\?["'`])?"""
+        r"[A-Za-z0-9!#$%&*+./:=?@^_|~-]{" + str(least) + "}"
+    )
+
+
 #: The detectors of the core install, most specific first (an overlap goes to the earlier one).
 DETECTORS: Final[tuple[Detector, ...]] = (
     Detector(
@@ -693,11 +703,14 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         # And, ahead, the start of the value the pattern asks for: not "if key:", "key)".
         anchor_suffix=r"""(?<![cC]wd)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])"""
         r"""(?=\s*(?:\\?["'`])?[A-Za-z0-9!#$%&*+./:=?@^_|~-]{8})""",
-        # The anchors, "wd" not after c or C, then the suffix (its lookbehind decides only "wd").
-        prefilter=r"""(?:ken|KEN|cret|CRET|[Cc]redentials?|CREDENTIALS?|word|(?:^|[^cC])wd"""
-        r"""|PASS(?:WORD|WD)?|PWD|[kK]ey|KEY)(?:\\?["'`])?[ \t]*(?::=|=>|[:=])"""
-        # … and the pattern's value: eight of its characters, after a space and a quote.
-        r"""[\t\n\v\f\r ]*(?:\\?["'`])?[A-Za-z0-9!#$%&*+./:=?@^_|~-]{8}""",
+        # The anchors, "wd" not after c or C, then the suffix (its lookbehind decides only "wd"),
+        # and the value's first characters, as many as the check asks for: eight after a
+        # password's name (the only names that end in these anchors), sixteen after others.
+        prefilter=_assignment_prefilter(r"""(?:word|(?:^|[^cC])wd|PASS(?:WORD|WD)?|PWD)""", 8)
+        + "|"
+        + _assignment_prefilter(
+            r"""(?:ken|KEN|cret|CRET|[Cc]redentials?|CREDENTIALS?|[kK]ey|KEY)""", 16
+        ),
         ahead=330,
         check=_assignment,
     ),
