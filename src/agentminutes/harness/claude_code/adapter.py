@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._row_set import RowDigests
 from agentminutes.harness.base import BaseAdapter, Confidence, HeadIdentity, ParseOptions, SkipHook
 from agentminutes.harness.claude_code.content import (
     Blocks,
@@ -128,12 +129,13 @@ class ClaudeCodeAdapter(BaseAdapter):
         # row is the same record again: same uuid, type and timestamp (other
         # fields, such as ``slug``, may be added to the copy); a *different*
         # record that merely reuses a uuid is kept, as the reference keeps it.
-        # Rows are remembered by a 64-bit digest of that identity: one small int
-        # per row (a long transcript has millions); two rows with digests alike
-        # are about as likely as n**2 / 2**65 (1e-7 for 1.5 million rows). Not
-        # Python's hash(): it changes from process to process, and this set is
-        # part of the state a follower saves and another process restores.
-        self.seen_rows: set[int] = set()
+        # Rows are remembered by a 64-bit digest of that identity, kept in a
+        # compact set (a long transcript has millions: see _row_set); two rows
+        # with digests alike are about as likely as n**2 / 2**65 (1e-7 for 1.5
+        # million rows). Not Python's hash(): it changes from process to
+        # process, and this set is part of the state a follower saves and
+        # another process restores.
+        self.seen_rows = RowDigests()
         self.closed_ids: set[str] = set()
         self.answered: set[str] = set()
         self.recopied_calls: set[str] = set()
@@ -172,6 +174,12 @@ class ClaudeCodeAdapter(BaseAdapter):
             return Confidence.POSSIBLE
         return Confidence.NO_MATCH
 
+    def restore(self, state: bytes) -> None:
+        super().restore(state)
+        seen: object = self.seen_rows
+        if isinstance(seen, set):  # state saved before the compact set: the digests as ints
+            self.seen_rows = RowDigests(d.to_bytes(8, "big") for d in seen)
+
     # -- parsing -----------------------------------------------------------
 
     def feed(self, line: bytes, lineno: int) -> list[Event]:
@@ -194,12 +202,9 @@ class ClaudeCodeAdapter(BaseAdapter):
             event = self.unknown_or_fail(kind, line, lineno, reason)
             return [event] if self.meta_sent else self.hold(event)
         uuid = rec.uuid
-        if uuid:
-            row = _row_digest(uuid, kind, rec.timestamp)
-            if row in self.seen_rows:
-                self.skip(f"{kind}/duplicate", lineno)
-                return []
-            self.seen_rows.add(row)
+        if uuid and not self.seen_rows.add(_row_digest(uuid, kind, rec.timestamp)):
+            self.skip(f"{kind}/duplicate", lineno)
+            return []
         if not self.version and rec.version:
             self.version = rec.version
         out: list[Event] = []
@@ -665,7 +670,7 @@ class _Rejected(Exception):
         self.event = event
 
 
-def _row_digest(uuid: str, kind: str, timestamp: str | None) -> int:
+def _row_digest(uuid: str, kind: str, timestamp: str | None) -> bytes:
     """A digest of a row's identity that is the same in every process."""
     key = f"{uuid}\x00{kind}\x00{timestamp or ''}".encode("utf-8", "surrogatepass")
-    return int.from_bytes(blake2b(key, digest_size=8).digest())
+    return blake2b(key, digest_size=8).digest()
