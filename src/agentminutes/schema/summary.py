@@ -7,9 +7,9 @@ the transcript is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from agentminutes import timestamps
 from agentminutes.schema.events import (
@@ -170,16 +170,82 @@ def _bump(counts: dict[str, int], key: str, by: int = 1) -> None:
     counts[key] = counts.get(key, 0) + by
 
 
-class _Interaction:
-    __slots__ = ("agent", "answered", "call_ns", "kind", "last_ns", "name")
+#: Stands for "no timestamp" in a call table's arrays of nanoseconds; only times
+#: strictly between it and :data:`_LIMIT` are kept in them.
+_NO_NS: Final = -(2**63)
+_LIMIT: Final = 2**63
 
-    def __init__(self, name: str, kind: str, agent: str, call_ns: int | None) -> None:
-        self.name = name
-        self.kind = kind
-        self.agent = agent
-        self.call_ns = call_ns
-        self.last_ns: int | None = None
-        self.answered = False
+
+class _CallTable:
+    """Every tool call so far, a column per field: a few bytes a call, not objects.
+
+    A long transcript has hundreds of thousands of calls, and any of them may
+    still be answered, so each is kept to the end. As an object per call (its
+    two times as ints, its name as the string the decoder made) a call cost
+    about 250 bytes; here it costs 8 bytes in each list of names, kinds and
+    agents (the strings are shared: one of each name is kept), 16 in the
+    arrays of times and one for "answered". A time that does not fit in 64
+    bits (a far-off year) turns the arrays into lists (:attr:`wide`), so no
+    time is ever clipped.
+    """
+
+    __slots__ = ("_strings", "agents", "answered", "call_ns", "kinds", "last_ns", "names", "wide")
+
+    def __init__(self) -> None:
+        from array import array
+
+        self.names: list[str] = []
+        self.kinds: list[str] = []
+        self.agents: list[str] = []
+        # With ``wide`` False, arrays of int64 holding _NO_NS for "none"; else lists
+        # holding None for it.
+        self.call_ns: Any = array("q")
+        self.last_ns: Any = array("q")
+        self.wide = False
+        self.answered = bytearray()
+        self._strings: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.answered)
+
+    def add(self, name: str, kind: str, agent: str, ns: int | None) -> int:
+        """Add a call made at *ns* (``None``: no time); return its index."""
+        self.names.append(self._strings.setdefault(name, name))
+        self.kinds.append(kind)
+        self.agents.append(agent)
+        if not self.wide and ns is not None and not _NO_NS < ns < _LIMIT:
+            self._widen()
+        if self.wide:
+            self.call_ns.append(ns)
+            self.last_ns.append(None)
+        else:
+            self.call_ns.append(_NO_NS if ns is None else ns)
+            self.last_ns.append(_NO_NS)
+        self.answered.append(0)
+        return len(self.answered) - 1
+
+    def answer(self, index: int, ns: int | None) -> None:
+        """A result for call *index* arrived at *ns* (``None``: no time); keep the latest."""
+        self.answered[index] = 1
+        if ns is None:
+            return
+        if not self.wide and not _NO_NS < ns < _LIMIT:
+            self._widen()
+        last = self.last_ns[index]
+        if last is None or ns > last:  # compact: _NO_NS is below every time kept
+            self.last_ns[index] = ns
+
+    def durations(self) -> Iterator[tuple[str, int]]:
+        """Each answered call's name and last result time minus call time, where both exist."""
+        none = None if self.wide else _NO_NS
+        for name, call_ns, last_ns in zip(self.names, self.call_ns, self.last_ns, strict=True):
+            if call_ns != none and last_ns != none:
+                yield name, last_ns - call_ns
+
+    def _widen(self) -> None:
+        self.call_ns = [None if v == _NO_NS else v for v in self.call_ns]
+        self.last_ns = [None if v == _NO_NS else v for v in self.last_ns]
+        self.wide = True
 
 
 class _AgentTally:
@@ -236,8 +302,8 @@ class StatsBuilder:
         self.start_time = ""
         self.end_time = ""
         self.final_answer = ""
-        self._calls: list[_Interaction] = []
-        self._by_id: dict[str, _Interaction] = {}
+        self._calls = _CallTable()
+        self._by_id: dict[str, int] = {}
         self._totals = TotalsBuilder()
         self._agents: dict[str, _AgentTally] = {}
         # The agent of the last event: nearly every event repeats it.
@@ -283,9 +349,7 @@ class StatsBuilder:
         elif kind == EventKind.TOOL_CALL:
             call = ev.tool_call
             assert call is not None
-            inter = _Interaction(call.name, call.kind, agent_id, ns)
-            self._calls.append(inter)
-            self._by_id[call.tool_call_id] = inter
+            self._by_id[call.tool_call_id] = self._calls.add(call.name, call.kind, agent_id, ns)
             by_name, by_kind = agent.by_name, agent.by_kind
             by_name[call.name] = by_name.get(call.name, 0) + 1
             by_kind[call.kind] = by_kind.get(call.kind, 0) + 1
@@ -324,17 +388,16 @@ class StatsBuilder:
     def _result(self, ev: Event, ns: int | None) -> None:
         res = ev.tool_result
         assert res is not None
-        inter = self._by_id.get(res.tool_call_id)
-        if inter is None:
+        index = self._by_id.get(res.tool_call_id)
+        if index is None:
             self.orphan_results += 1
             name = res.tool_name or UNKNOWN_TOOL
             blame = ev.agent_id
         else:
-            inter.answered = True
-            name = inter.name
-            blame = inter.agent
-            if ns is not None and (inter.last_ns is None or ns > inter.last_ns):
-                inter.last_ns = ns
+            calls = self._calls
+            calls.answer(index, ns)
+            name = calls.names[index]
+            blame = calls.agents[index]
         if res.is_error:
             self.tool_errors += 1
             self._agent(blame).tool_errors += 1
@@ -349,16 +412,15 @@ class StatsBuilder:
         by_name: dict[str, int] = {}
         by_kind: dict[str, int] = {}
         time_by_name: dict[str, int] = {}
-        unanswered = 0
-        for inter in self._calls:
-            _bump(by_name, inter.name)
-            _bump(by_kind, inter.kind)
-            if not inter.answered:
-                unanswered += 1
-            if inter.call_ns is not None and inter.last_ns is not None:
-                delta = inter.last_ns - inter.call_ns
-                if delta >= 0:
-                    _bump(time_by_name, inter.name, delta // 1_000_000)
+        calls = self._calls
+        unanswered = len(calls) - sum(calls.answered)
+        for name in calls.names:
+            _bump(by_name, name)
+        for kind in calls.kinds:
+            _bump(by_kind, kind)
+        for name, delta in calls.durations():
+            if delta >= 0:
+                _bump(time_by_name, name, delta // 1_000_000)
         wall = 0
         if self.start_ns is not None and self.end_ns is not None:
             wall = (self.end_ns - self.start_ns) // 1_000_000
