@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any, ClassVar, Final
 
 import msgspec
@@ -120,6 +121,8 @@ class ClaudeCodeAdapter(BaseAdapter):
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)
         self.meta_sent = False
+        # Each call's tool name, interned: a long session has a few names for
+        # hundreds of thousands of calls.
         self.tool_names: dict[str, str] = {}
         self.fold: _Fold | None = None
         # Re-recorded copies: Claude Code re-appends earlier rows with their
@@ -453,7 +456,7 @@ class ClaudeCodeAdapter(BaseAdapter):
             elif btype == "tool_use":
                 call_id = b.id or ""
                 name = b.name or ""
-                self.tool_names[call_id] = name
+                self.tool_names[call_id] = intern(name)
                 out.append(
                     Event(
                         kind=EventKind.TOOL_CALL,
@@ -515,7 +518,7 @@ class ClaudeCodeAdapter(BaseAdapter):
                 self.recopied_calls.add(call_id)
                 continue
             name = b.name or ""
-            self.tool_names[call_id] = name
+            self.tool_names[call_id] = intern(name)
             out.append(
                 Event(
                     kind=EventKind.TOOL_CALL,
@@ -541,7 +544,7 @@ class ClaudeCodeAdapter(BaseAdapter):
         ts = valid_timestamp(rec.timestamp)
         if rec.type == "tool_use":
             call_id = rec.id or rec.uuid or f"line-{lineno}"
-            self.tool_names[call_id] = name
+            self.tool_names[call_id] = intern(name)
             self.pending_loose.setdefault(name, []).append(call_id)
             return Event(
                 kind=EventKind.TOOL_CALL,
