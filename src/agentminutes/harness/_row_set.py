@@ -71,13 +71,8 @@ class RowDigests:
             raise ValueError(f"a row digest is {_DIGEST_SIZE} bytes, not {len(digest)}")
         bucket = buckets[(digest[0] << 8 | digest[1]) >> _SHIFT]
         tail = digest[1:]
-        at = bucket.find(tail)
-        while at >= 0:
-            # A match that straddles two entries is not one: entries start at
-            # multiples of seven.
-            if at % _TAIL == 0:
-                return False
-            at = bucket.find(tail, at + 1)
+        if _holds(bucket, tail):
+            return False
         bucket += tail
         self._count += 1
         return True
@@ -88,14 +83,7 @@ class RowDigests:
         if self._buckets is None:
             assert self._small is not None
             return digest in self._small
-        bucket = self._buckets[(digest[0] << 8 | digest[1]) >> _SHIFT]
-        tail = digest[1:]
-        at = bucket.find(tail)
-        while at >= 0:
-            if at % _TAIL == 0:
-                return True
-            at = bucket.find(tail, at + 1)
-        return False
+        return _holds(self._buckets[(digest[0] << 8 | digest[1]) >> _SHIFT], digest[1:])
 
     def __len__(self) -> int:
         return self._count
@@ -124,3 +112,15 @@ class RowDigests:
 
     def __setstate__(self, state: tuple[set[bytes] | None, list[bytearray] | None, int]) -> None:
         self._small, self._buckets, self._count = state
+
+
+def _holds(bucket: bytearray, tail: bytes) -> bool:
+    """Whether *tail* is one of *bucket*'s entries."""
+    at = bucket.find(tail)
+    while at >= 0:
+        # A match that straddles two entries is not one: entries start at
+        # multiples of seven.
+        if at % _TAIL == 0:
+            return True
+        at = bucket.find(tail, at + 1)
+    return False
