@@ -378,3 +378,50 @@ def test_socket_options_are_checked(tmp_path: Path, spec: str, message: str) -> 
     assert f.wait_exit() != 0
     assert message in f.stderr
     assert f.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("family", [socket.AF_UNIX, socket.AF_INET], ids=["unix", "tcp"])
+async def test_a_count_taken_after_the_collector_left_is_not_believed(family: int) -> None:
+    """The race CI met under load: the collector closes between a send and the count after it.
+
+    Its kernel drops what it held unread and the count of unread bytes falls to
+    nothing, which would resume the next connection after lines never read.
+    Real sockets, the sink's own sampling: the count must not fall at the close.
+    """
+    import anyio
+
+    from agentminutes.sinks.sockets import SocketSink
+
+    if family == socket.AF_UNIX:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    else:
+        server = socket.create_server(("127.0.0.1", 0))
+        ours = socket.create_connection(server.getsockname())
+        theirs, _ = server.accept()
+        server.close()
+    ours.setblocking(False)
+    sink = SocketSink("unix:/nonexistent", lambda batch: b"")
+    try:
+        written = 0
+        try:
+            while True:  # the collector reads nothing: fill both kernels' buffers
+                written += ours.send(b"x" * 65536)
+        except BlockingIOError:
+            pass
+        await anyio.sleep(0.2)  # let the loopback settle what it has moved to the collector's side
+        sink._written = written
+        sink._sample(ours)
+        before = sink._unread
+        assert before > 0
+        # Closed with its receive buffer unread (a reset, for TCP).
+        theirs.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
+        theirs.close()
+        await anyio.sleep(0.2)
+        sink._sample(ours)
+        assert sink._unread >= before
+        sink._written += 100  # a last send the kernel took before it saw the close
+        sink._sample(ours)
+        assert sink._unread >= before + 100
+    finally:
+        theirs.close()
+        ours.close()

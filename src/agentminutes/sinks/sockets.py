@@ -163,6 +163,7 @@ class SocketSink:
         self._acked = 0  # position the collector acknowledged (ack mode)
         self._resume = 0  # where the next connection starts
         self._unread = 0  # the kernel's count of bytes not yet taken by the peer, last sample
+        self._sampled_at = 0  # the position written when that sample was taken
         self._keep = 0  # without acks: how far back written bytes are kept for a resend
         #: Event id -> (batch, line) for the lines awaiting acknowledgement (ack mode).
         self._ids: dict[str, tuple[_Item, int]] = {}
@@ -334,7 +335,7 @@ class SocketSink:
                         )
                     )
                 self._sock, self._lost, self._inbox = sock, None, b""
-                self._written = self._resume
+                self._written = self._sampled_at = self._resume
                 self._unread = 0
                 down_since = None
                 backoff = self.BACKOFF_MIN
@@ -399,7 +400,14 @@ class SocketSink:
             unread = min(self._written - self._resume, self._limit)
         else:
             unread = struct.unpack("i", raw)[0]
+        if not _alive(sock):
+            # The collector has gone (or is going) since the last send: its kernel
+            # dropped what it held unread, and the count dropped with it, so this
+            # count may say "all taken" of bytes never read. Keep the last count
+            # taken while it was there, plus everything written since.
+            unread = self._unread + (self._written - self._sampled_at)
         self._unread = unread
+        self._sampled_at = self._written
         if self._target[0] == socket.AF_UNIX:
             # The count is in the kernel's buffer units, at least the bytes unread, and
             # grows and shrinks as the collector reads: keep a whole send buffer back.
@@ -516,3 +524,13 @@ def _socket_target(address: str) -> tuple[int, Any]:
             raise UsageError(f"{address}: expected tcp://HOST:PORT")
         return socket.AF_INET, (host.strip("[]"), int(port))
     raise UsageError(f"{address}: not a socket address (tcp://HOST:PORT or unix:PATH)")
+
+
+def _alive(sock: socket.socket) -> bool:
+    """Whether the peer of *sock* is still there: no end of stream, no error, waiting."""
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+    except (BlockingIOError, InterruptedError):
+        return True
+    except OSError:
+        return False
