@@ -54,21 +54,19 @@ class RowDigests:
         Raises:
             ValueError: *digest* is not eight bytes long.
         """
+        if len(digest) != _DIGEST_SIZE:
+            raise ValueError(f"a row digest is {_DIGEST_SIZE} bytes, not {len(digest)}")
         buckets = self._buckets
         if buckets is None:
             small = self._small
             assert small is not None
             if digest in small:
                 return False
-            if len(digest) != _DIGEST_SIZE:
-                raise ValueError(f"a row digest is {_DIGEST_SIZE} bytes, not {len(digest)}")
             small.add(digest)
             self._count += 1
             if self._count > SPILL:
                 self._spill(small)
             return True
-        if len(digest) != _DIGEST_SIZE:
-            raise ValueError(f"a row digest is {_DIGEST_SIZE} bytes, not {len(digest)}")
         bucket = buckets[(digest[0] << 8 | digest[1]) >> _SHIFT]
         tail = digest[1:]
         if _holds(bucket, tail):
