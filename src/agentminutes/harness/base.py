@@ -288,6 +288,13 @@ class BaseAdapter:
         #: Permissive ``unknown`` events of lines before the session's first record,
         #: held until its ``session_meta`` is out (see :meth:`hold`).
         self.early: list[Event] = []
+        #: Each tool call's id -> its tool's name, for results that carry only the id
+        #: (see :meth:`name_call`).
+        self.tool_names: dict[str, str] = {}
+        # One string per tool name for all of tool_names' values: a long session has
+        # a few names for hundreds of thousands of calls (not sys.intern: on some
+        # Pythons its strings live as long as the process, a follower's days).
+        self._tool_name_strings: dict[str, str] = {}
 
     # -- protocol defaults -------------------------------------------------
 
@@ -338,6 +345,10 @@ class BaseAdapter:
         of transcripts does not build the events of their first turns.
         """
         return None
+
+    def name_call(self, call_id: str, name: str) -> None:
+        """Remember that *call_id* calls the tool *name* (one copy of each name kept)."""
+        self.tool_names[call_id] = self._tool_name_strings.setdefault(name, name)
 
     def skip(self, record_type: str, lineno: int) -> None:
         """Count a documented skip of a native record."""

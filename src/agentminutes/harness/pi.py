@@ -179,7 +179,6 @@ class PiAdapter(BaseAdapter):
         self.meta_sent = False
         #: The session format version from the header (v1 headers have none).
         self.format_version = 0
-        self.tool_names: dict[str, str] = {}
 
     # -- detection ---------------------------------------------------------
 
@@ -433,7 +432,7 @@ class PiAdapter(BaseAdapter):
             elif b.type == "toolCall":
                 call_id = b.id or ""
                 name = b.name or ""
-                self.tool_names[call_id] = name
+                self.name_call(call_id, name)
                 events.append(
                     self._event(
                         rec,

@@ -211,7 +211,6 @@ class QwenCodeAdapter(BaseAdapter):
         #: ``"jsonl"``, or ``"gemini"`` for the older documents read by Gemini CLI's rules.
         self.mode = ""
         self.meta_sent = False
-        self.tool_names: dict[str, str] = {}
         #: The Gemini CLI adapter reading an older document, once one is seen.
         self.legacy: BaseAdapter | None = None
         #: Lines no record could be read from while the mode is undecided: the
@@ -427,7 +426,7 @@ class QwenCodeAdapter(BaseAdapter):
                     ) from None
                 name = call.name or ""
                 call_id = call.id or ""
-                self.tool_names[call_id] = name
+                self.name_call(call_id, name)
                 ev = self._event(
                     EventKind.TOOL_CALL,
                     rec,

@@ -120,11 +120,6 @@ class ClaudeCodeAdapter(BaseAdapter):
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)
         self.meta_sent = False
-        self.tool_names: dict[str, str] = {}
-        # One string per tool name for all of tool_names' values: a long session
-        # has a few names for hundreds of thousands of calls (not sys.intern: on
-        # some Pythons its strings live as long as the process, a follower's days).
-        self.tool_name_strings: dict[str, str] = {}
         self.fold: _Fold | None = None
         # Re-recorded copies: Claude Code re-appends earlier rows with their
         # uuids on a second compaction, and re-records an already answered API
@@ -457,7 +452,7 @@ class ClaudeCodeAdapter(BaseAdapter):
             elif btype == "tool_use":
                 call_id = b.id or ""
                 name = b.name or ""
-                self.tool_names[call_id] = self.tool_name_strings.setdefault(name, name)
+                self.name_call(call_id, name)
                 out.append(
                     Event(
                         kind=EventKind.TOOL_CALL,
@@ -519,7 +514,7 @@ class ClaudeCodeAdapter(BaseAdapter):
                 self.recopied_calls.add(call_id)
                 continue
             name = b.name or ""
-            self.tool_names[call_id] = self.tool_name_strings.setdefault(name, name)
+            self.name_call(call_id, name)
             out.append(
                 Event(
                     kind=EventKind.TOOL_CALL,
@@ -545,7 +540,7 @@ class ClaudeCodeAdapter(BaseAdapter):
         ts = valid_timestamp(rec.timestamp)
         if rec.type == "tool_use":
             call_id = rec.id or rec.uuid or f"line-{lineno}"
-            self.tool_names[call_id] = self.tool_name_strings.setdefault(name, name)
+            self.name_call(call_id, name)
             self.pending_loose.setdefault(name, []).append(call_id)
             return Event(
                 kind=EventKind.TOOL_CALL,

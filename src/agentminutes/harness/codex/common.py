@@ -48,7 +48,6 @@ class CodexCommon(BaseAdapter):
         #: The model of the latest turn_context.
         self.model = ""
         #: call id -> tool name, for results.
-        self.tool_names: dict[str, str] = {}
         #: The assistant message waiting to be shown complete, as plain data (it
         #: is pickled by snapshots): first and last line, timestamp, model,
         #: content blocks as (kind, text, raw bytes or None), the record under --keep-raw.
@@ -170,8 +169,8 @@ class CodexCommon(BaseAdapter):
         tool_input: Raw,
         kind: str | None = None,
     ) -> Event:
+        self.name_call(call_id, name)
         names = self.tool_names
-        names[call_id] = name
         if len(names) > _MAX_TOOL_NAMES:
             # Results follow their calls closely: forget the oldest half.
             for old in list(names)[: _MAX_TOOL_NAMES // 2]:

@@ -60,7 +60,6 @@ class GeminiCommon(BaseAdapter):
         #: The conversation's message ids as the recorder now has them (for rewrites), in
         #: order: a dict as an ordered set, so the membership test per message is O(1).
         self.current: dict[str, None] = {}
-        self.tool_names: dict[str, str] = {}
         self.calls_sent: set[str] = set()
         self.results_sent: set[str] = set()
 

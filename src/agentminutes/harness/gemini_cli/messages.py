@@ -215,7 +215,7 @@ class MessagesMixin(GeminiCommon):
             if call_id in self.calls_sent:
                 return
             self.calls_sent.add(call_id)
-            self.tool_names[call_id] = name
+            self.name_call(call_id, name)
         out.append(
             Event(
                 kind=EventKind.TOOL_CALL,
