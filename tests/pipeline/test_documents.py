@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import zipfile
 from contextlib import closing
@@ -191,3 +192,48 @@ def test_keep_raw_cites_the_record() -> None:
     assert user.provenance.raw is not None
     node = json.loads(bytes(user.provenance.raw[0]))
     assert node["id"] == user.id
+
+
+def test_a_wal_the_writer_checkpoints_away_while_it_is_copied_is_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer closing checkpoints its WAL into the database and deletes it: the reader
+    that saw a WAL without ``-shm`` a moment before looks again, and reads the database."""
+    import shutil
+    import sqlite3
+
+    from agentminutes.pipeline import documents
+
+    live = tmp_path / "live"
+    live.mkdir()
+    writer = sqlite3.connect(live / "x.db")
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("CREATE TABLE t (n INTEGER)")
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    writer.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(50)])
+    writer.commit()
+    # The state a reader meets: a database, its WAL with commits, no -shm.
+    db = tmp_path / "x.db"
+    shutil.copyfile(live / "x.db", db)
+    shutil.copyfile(live / "x.db-wal", str(db) + "-wal")
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    writer.close()
+    checkpointed = (live / "x.db").read_bytes()
+
+    real_copy = shutil.copyfile
+    calls = []
+
+    def copy_while_the_writer_closes(src: str, dst: str) -> str:
+        if not calls:  # the writer's close lands between the look and the copy
+            db.write_bytes(checkpointed)
+            os.remove(str(db) + "-wal")
+        calls.append(src)
+        return real_copy(src, dst)
+
+    monkeypatch.setattr(shutil, "copyfile", copy_while_the_writer_closes)
+    conn = documents.connect_readonly(str(db))
+    try:
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (50,)
+    finally:
+        conn.close()
+    assert len(calls) == 1  # the retry found no WAL and read the database itself

@@ -283,7 +283,27 @@ def connect_readonly(path: str) -> sqlite3.Connection:
       checkpoints are not held back;
     * a WAL without ``-shm`` (a writer that crashed): the database and its WAL
       are copied to a private temporary folder and the copy is read.
+
+    The writer may close while this looks: its last connection checkpoints
+    the WAL into the database and deletes ``-shm`` and ``-wal``, so a WAL seen
+    a moment ago can be gone when it is copied. The choice is then made again
+    on what the folder holds now (the database, complete by then).
     """
+    for _ in range(_OPEN_ATTEMPTS - 1):
+        try:
+            return _connect_readonly(path)
+        except FileNotFoundError:
+            if not os.path.exists(path):
+                raise
+    return _connect_readonly(path)
+
+
+#: How often :func:`connect_readonly` looks again when a file vanishes under it.
+_OPEN_ATTEMPTS: Final = 5
+
+
+def _connect_readonly(path: str) -> sqlite3.Connection:
+    """One pass of :func:`connect_readonly`'s choice (raises if a file vanishes meanwhile)."""
     import sqlite3
 
     path = os.path.abspath(path)
