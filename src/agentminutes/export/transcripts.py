@@ -185,7 +185,12 @@ class TranscriptEvents:
                 yield SessionEnd(doc.skipped, doc.conversation.title)
             return
         conv = Conversion(
-            name=source_name(self.transcript), harness=self.requested_harness, options=self.options
+            name=source_name(self.transcript),
+            harness=self.requested_harness,
+            options=self.options,
+            # A format sorted whole (Antigravity's steps) is streamed once a first read
+            # proves the file already in order: memory stays bounded by a batch.
+            path=self.transcript,
         )
         tap = _TitleTap()
         source = (
