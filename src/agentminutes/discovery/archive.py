@@ -289,7 +289,9 @@ def _normalize(copy: str, harness: str, permissive: bool, redaction: Stage | Non
     from agentminutes.sinks.documents import SessionJsonSink
 
     target = copy + NORMALIZED_SUFFIX
-    conv = Conversion(name=copy, harness=harness, options=ParseOptions(permissive=permissive))
+    conv = Conversion(
+        name=copy, harness=harness, options=ParseOptions(permissive=permissive), path=copy
+    )
     with replace_file(target, fsync=True) as out:
 
         async def run() -> None:

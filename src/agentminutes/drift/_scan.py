@@ -223,7 +223,9 @@ def _strict_parse(report: ScanReport, name: str, harness: str) -> tuple[set[int]
     def on_skip(line: int, _rtype: str) -> None:
         covered.add(line)
 
-    conv = Conversion(name=name, harness=harness, options=ParseOptions(), on_skip=on_skip)
+    conv = Conversion(
+        name=name, harness=harness, options=ParseOptions(), on_skip=on_skip, path=name
+    )
     version = ""
     try:
         for ev in conv.iter_events(open_sync_chunks(name)):

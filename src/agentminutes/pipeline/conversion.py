@@ -301,9 +301,11 @@ def _checked(events: list[Event], checked: bool) -> list[Event]:
 class Conversion:
     """One transcript on its way through an adapter.
 
-    Build it with :meth:`from_path`; iterate :meth:`batches` (async) or
-    :meth:`iter_events` (sync). After the first batch, ``adapter`` is the
-    adapter in use and ``confidence`` how sure detection was.
+    Iterate :meth:`batches` (async) or :meth:`iter_events` (sync) over the
+    transcript's chunks; after the first batch, ``adapter`` is the adapter in
+    use. Give *path* whenever the chunks come from a file: an adapter that would
+    sort the whole file first (Antigravity) then streams it once a first read
+    proves it in order, instead of holding every event to the end.
     """
 
     name: str

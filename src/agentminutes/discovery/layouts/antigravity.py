@@ -104,7 +104,7 @@ class AntigravityLocator(Locator):
         from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 
         ids: list[str] = []
-        conv = Conversion(name=path, harness=self.harness)
+        conv = Conversion(name=path, harness=self.harness, path=path)
         try:
             for ev in conv.iter_events(open_sync_chunks(path)):
                 res = ev.tool_result
