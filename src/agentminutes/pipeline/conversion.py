@@ -403,6 +403,11 @@ class Conversion:
                 # first, as a streaming reader of the transcript would see it.
                 yield Batch(exc.partial, None)
             raise error from None
+        finally:
+            # The file closes now, on an error too, not when the collector finds the reader.
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     def iter_batches(self, chunks: Iterable[bytes]) -> Iterator[Batch]:
         """Synchronous twin of :meth:`batches`."""
@@ -431,6 +436,11 @@ class Conversion:
                 # first, as a streaming reader of the transcript would see it.
                 yield Batch(exc.partial, None)
             raise error from None
+        finally:
+            # The file closes now, on an error too, not when the collector finds the reader.
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
 
     def iter_events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
         """Synchronous twin of :meth:`batches`, flattened to events."""

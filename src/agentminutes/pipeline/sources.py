@@ -15,7 +15,8 @@ import os
 import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
-from typing import IO, BinaryIO, Final
+from contextlib import asynccontextmanager
+from typing import IO, Any, BinaryIO, Final
 
 from agentminutes.errors import SourceError
 
@@ -164,14 +165,14 @@ async def aiter_chunks(
     """Yield the bytes of a finished file, or of stdin when *source* is ``"-"``, in large chunks.
 
     *stream*, when given, is *source* already open (a FIFO or device that was
-    read from to route it); it is read to its end and closed.
+    read from to route it); it is read to its end and closed. Reads run in a
+    worker thread: aiofiles' under asyncio, anyio's own under any other
+    backend (trio), where aiofiles, bound to asyncio's loop, cannot run.
     """
-    import aiofiles  # here, not at the top: follow starts faster without it
-
     if source == "-" or stream is not None:
         fd = sys.stdin.buffer.fileno() if stream is None else stream.fileno()
         try:
-            async with aiofiles.open(fd, "rb", closefd=False) as f:
+            async with _open_async(fd, closefd=False) as f:
                 while chunk := await f.read(chunk_bytes):
                     yield chunk
         finally:
@@ -183,8 +184,39 @@ async def aiter_chunks(
     if err is not None:
         raise err
     try:
-        async with aiofiles.open(target, "rb") as f:
+        async with _open_async(target) as f:
             while chunk := await f.read(chunk_bytes):
                 yield chunk
     except OSError as exc:
         raise SourceError(f"{target}: {exc.strerror or exc}") from None
+
+
+@asynccontextmanager
+async def _open_async(file: str | int, *, closefd: bool = True) -> AsyncIterator[Any]:
+    """An async binary reader of *file*: aiofiles under asyncio, anyio's file API otherwise.
+
+    Both run each read in a worker thread; aiofiles gets its thread from the
+    running asyncio loop, so it has none to use under trio.
+    """
+    if _under_asyncio():
+        import aiofiles  # here, not at the top: follow starts faster without it
+
+        async with aiofiles.open(file, "rb", closefd=closefd) as f:
+            yield f
+        return
+    import anyio
+
+    async with await anyio.open_file(file, "rb", closefd=closefd) as g:
+        yield g
+
+
+def _under_asyncio() -> bool:
+    """Whether an asyncio event loop runs in this thread (not trio, not a worker thread)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
