@@ -1,0 +1,187 @@
+"""A recording against its ground truth, through the ``agentminutes`` command as users run it.
+
+:func:`check_recording` runs, on every transcript of a recording folder:
+
+- ``agentminutes detect`` (the harness must be detected, not guessed) and ``agentminutes
+  convert --format jsonl`` strict (no ``--harness``, no ``--permissive``): it must succeed and
+  hold no ``unknown`` event;
+- the tool calls: the converted ``tool_call`` names in order equal the scripted ones, every
+  call has a ``tool_result``, and the calls scripted to fail are results marked ``is_error``;
+- ``agentminutes usage --by model --format json`` with HOME at the recording's ``home/``:
+  the OpenTelemetry token sums equal what the server billed the conversation's requests.
+
+What a harness records differently from what was billed is declared in
+:data:`USAGE_EXCEPTIONS` with the reason, and reported as a note rather than a problem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: ``usage`` fields compared with the billing, ``otel`` key -> ground-truth key.
+USAGE_FIELDS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read.input_tokens": "cache_read_input_tokens",
+    "cache_creation.input_tokens": "cache_creation_input_tokens",
+    "reasoning.output_tokens": "reasoning_output_tokens",
+}
+
+#: Harness -> {ground-truth field: why the harness's record differs from the billing}.
+USAGE_EXCEPTIONS: dict[str, dict[str, str]] = {}
+
+#: Harness -> why its tool-call results carry no error flag for a failed call.
+ERROR_FLAG_EXCEPTIONS: dict[str, str] = {}
+
+
+@dataclass
+class CheckResult:
+    """Problems found (empty: the recording matches its ground truth) and the figures."""
+
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def agentminutes(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the ``agentminutes`` command of this interpreter."""
+    env = dict(os.environ)
+    if home is not None:
+        env["HOME"] = str(home)
+        env.pop("XDG_CACHE_HOME", None)
+        env.pop("XDG_DATA_HOME", None)
+        env.pop("XDG_CONFIG_HOME", None)
+        env.pop("CODEX_HOME", None)
+    return subprocess.run(
+        [sys.executable, "-m", "agentminutes", *args], capture_output=True, text=True, env=env
+    )
+
+
+def converted_events(transcript: Path) -> tuple[list[dict[str, Any]], str]:
+    """The strict, auto-detected conversion's events (and its error text, if it failed)."""
+    done = agentminutes("convert", "--format", "jsonl", str(transcript))
+    if done.returncode != 0:
+        return [], done.stderr.strip() or f"exit {done.returncode}"
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()], ""
+
+
+def main_transcripts(folder: Path) -> list[Path]:
+    """The recording's transcripts, as ``recording.json`` lists them."""
+    note = json.loads((folder / "recording.json").read_text())
+    return [folder / p for p in note["transcripts"]]
+
+
+def _usage_totals(folder: Path, harness: str) -> dict[str, int | None]:
+    with tempfile.TemporaryDirectory() as cache:
+        done = agentminutes(
+            "usage",
+            "--harness",
+            harness,
+            "--by",
+            "model",
+            "--format",
+            "json",
+            "--no-cost",
+            "--cache-dir",
+            cache,
+            home=folder / "home",
+        )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip() or f"usage exited {done.returncode}")
+    rows = json.loads(done.stdout)
+    totals: dict[str, int | None] = {}
+    for key in USAGE_FIELDS:
+        values = [row.get("otel", {}).get(key) for row in rows]
+        present = [v for v in values if v is not None]
+        totals[key] = sum(present) if present else None
+    totals["requests"] = sum(row.get("requests", 0) for row in rows)
+    return totals
+
+
+def check_recording(folder: Path) -> CheckResult:
+    """Check one recording folder (see the module docstring)."""
+    result = CheckResult()
+    truth = json.loads((folder / "ground_truth.json").read_text())
+    note = json.loads((folder / "recording.json").read_text())
+    harness = note["harness"]
+    transcripts = main_transcripts(folder)
+    if not transcripts:
+        result.problems.append("no transcript was written")
+        return result
+    events: list[dict[str, Any]] = []
+    for path in transcripts:
+        detected = agentminutes("detect", str(path))
+        if detected.returncode != 0 or not detected.stdout.startswith(f"{harness}\t"):
+            result.problems.append(
+                f"{path.name}: detected as {detected.stdout.strip() or detected.stderr.strip()!r}"
+            )
+        got, error = converted_events(path)
+        if error:
+            result.problems.append(f"{path.name}: convert failed: {error}")
+            continue
+        unknown = [e for e in got if e["kind"] == "unknown"]
+        if unknown:
+            result.problems.append(f"{path.name}: {len(unknown)} unknown events")
+        events.extend(got)
+    result.figures["events"] = len(events)
+
+    scripted = truth["tool_calls"]
+    calls = [e["tool_call"] for e in events if e["kind"] == "tool_call"]
+    results = {
+        e["tool_result"]["tool_call_id"]: e["tool_result"]
+        for e in events
+        if e["kind"] == "tool_result"
+    }
+    names = [c["name"] for c in calls]
+    want = [c["name"] for c in scripted]
+    result.figures["tool_calls"] = {"scripted": len(want), "converted": len(names)}
+    if names != want:
+        result.problems.append(f"tool calls {names} != scripted {want}")
+    unanswered = [c["tool_call_id"] for c in calls if c["tool_call_id"] not in results]
+    if unanswered:
+        result.problems.append(f"tool calls without a result: {unanswered}")
+    for call, wanted in zip(calls, scripted, strict=False):
+        got = results.get(call["tool_call_id"])
+        if got is None:
+            continue
+        if bool(got.get("is_error", False)) != bool(wanted["fails"]):
+            reason = ERROR_FLAG_EXCEPTIONS.get(harness)
+            line = (
+                f"tool call {call['name']} ({call['tool_call_id']}): is_error "
+                f"{bool(got.get('is_error', False))}, scripted to {'fail' if wanted['fails'] else 'succeed'}"
+            )
+            if reason:
+                result.notes.append(f"{line}: {reason}")
+            else:
+                result.problems.append(line)
+
+    try:
+        totals = _usage_totals(folder, harness)
+    except RuntimeError as exc:
+        result.problems.append(f"usage failed: {exc}")
+        return result
+    billed = truth["billed"]
+    result.figures["usage"] = {"recorded": totals, "billed": billed}
+    if totals["requests"] != truth["conversation_requests"]:
+        result.problems.append(
+            f"usage counts {totals['requests']} requests, the server answered {truth['conversation_requests']}"
+        )
+    exceptions = USAGE_EXCEPTIONS.get(harness, {})
+    for key, truth_key in USAGE_FIELDS.items():
+        got_value, want_value = totals[key], billed[truth_key]
+        if want_value is None or (want_value == 0 and got_value is None):
+            continue
+        if got_value != want_value:
+            line = f"usage {key}: recorded {got_value}, billed {want_value}"
+            if truth_key in exceptions:
+                result.notes.append(f"{line}: {exceptions[truth_key]}")
+            else:
+                result.problems.append(line)
+    return result

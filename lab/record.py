@@ -1,0 +1,146 @@
+"""Record one scenario with one harness: server up, CLI run, transcripts and ground truth kept.
+
+A recording is a folder (``fixtures/lab/<harness>/<version>/<scenario>/``) holding
+
+- ``home/…``: the transcript files exactly as the harness wrote them, at their paths under
+  the temporary HOME (so ``sessions``/``usage`` find them with ``--root``);
+- ``ground_truth.json``: the server's record (:meth:`lab.server.ScriptedModel.ground_truth`);
+- ``recording.json``: how it was made: harness, version, scenario, command lines (the
+  temporary root written as ``$LAB``), the environment's names, exit codes, seconds, the
+  CLI's last output lines.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lab.drivers import Driver, Run, base_env
+from lab.scenario import Scenario
+from lab.server import LabServer, ScriptedModel
+
+
+@dataclass
+class Recording:
+    """What one recording produced."""
+
+    folder: Path
+    transcripts: list[Path]
+    ground_truth: dict[str, Any]
+    exit_codes: list[int] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Every prompt exited 0, a transcript was written and every step was used."""
+        return (
+            all(c == 0 for c in self.exit_codes)
+            and bool(self.transcripts)
+            and self.ground_truth["steps_used"] == self.ground_truth["steps"]
+        )
+
+
+def _tail(text: str, lines: int = 12) -> list[str]:
+    return text.strip().splitlines()[-lines:]
+
+
+def record(
+    driver: Driver,
+    version: str,
+    scenario: Scenario,
+    out: Path,
+    *,
+    keep_requests: Path | None = None,
+) -> Recording:
+    """Run ``scenario`` with ``driver``'s CLI at ``version`` and write the recording to ``out``."""
+    executable = driver.install(version)
+    root = Path(tempfile.mkdtemp(prefix="agentminutes-lab-"))
+    try:
+        home, work = root / "home", root / "work"
+        home.mkdir()
+        work.mkdir()
+        for name, content in scenario.files.items():
+            (work / name).write_text(content)
+        model = ScriptedModel(scenario, requests_dir=keep_requests)
+        runs: list[dict[str, Any]] = []
+        exit_codes: list[int] = []
+        with LabServer(model) as server:
+            run = Run(home=home, work=work, url=server.url, version=version, executable=executable)
+            model.namer = lambda call, offered: driver.name_tool(run, call, offered)
+            model.is_side = driver.is_side
+            env = {**base_env(run), **driver.env(run)}
+            driver.prepare(run)
+            for index, prompt in enumerate(scenario.prompts):
+                cmd = driver.command(run, prompt, index)
+                started = time.monotonic()
+                try:
+                    done = subprocess.run(
+                        cmd,
+                        cwd=work,
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                        capture_output=True,
+                        text=True,
+                        timeout=driver.timeout,
+                    )
+                    code, stdout, stderr = done.returncode, done.stdout, done.stderr
+                except subprocess.TimeoutExpired as exc:
+                    code = -9
+                    stdout = (
+                        (exc.stdout or b"").decode()
+                        if isinstance(exc.stdout, bytes)
+                        else (exc.stdout or "")
+                    )
+                    stderr = (
+                        (exc.stderr or b"").decode()
+                        if isinstance(exc.stderr, bytes)
+                        else (exc.stderr or "")
+                    )
+                exit_codes.append(code)
+                runs.append(
+                    {
+                        "command": [c.replace(str(root), "$LAB") for c in cmd],
+                        "exit_code": code,
+                        "seconds": round(time.monotonic() - started, 2),
+                        "stdout_tail": [s.replace(str(root), "$LAB") for s in _tail(stdout)],
+                        "stderr_tail": [s.replace(str(root), "$LAB") for s in _tail(stderr)],
+                    }
+                )
+        truth = model.ground_truth()
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        transcripts = []
+        for pattern in driver.transcripts:
+            for src in sorted(home.glob(pattern)):
+                if not src.is_file():
+                    continue
+                dest = out / "home" / src.relative_to(home)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest)
+                transcripts.append(dest)
+        (out / "ground_truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+        note = {
+            "harness": driver.harness,
+            "package": f"{driver.registry}:{driver.package}",
+            "version": version,
+            "scenario": scenario.name,
+            "protocol": driver.protocol,
+            "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "made_by": f"scripts/lab.py --harness {driver.harness} --version {version} --scenario {scenario.name}",
+            "temporary_root": "$LAB (home: $LAB/home, working folder: $LAB/work)",
+            "environment": sorted({**base_env(run), **driver.env(run)}),
+            "runs": runs,
+            "transcripts": [str(p.relative_to(out)) for p in transcripts],
+        }
+        (out / "recording.json").write_text(json.dumps(note, indent=1) + "\n")
+        return Recording(
+            folder=out, transcripts=transcripts, ground_truth=truth, exit_codes=exit_codes
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
