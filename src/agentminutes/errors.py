@@ -24,6 +24,7 @@ from typing import Any, Final
 __all__ = (
     "AgentminutesError",
     "DetectError",
+    "NoConversationError",
     "OutputError",
     "ParseError",
     "ScanError",
@@ -168,6 +169,21 @@ def _parse_error(
     return error
 
 
+class NoConversationError(ParseError):
+    """A transcript that holds no conversation: empty, or only records that make no event.
+
+    Real homes have them (Claude Code's files of ``summary`` or
+    ``file-history-snapshot`` records only); a session scan counts them as
+    skipped files, not as errors.
+    """
+
+    def __init__(self, harness: str, reason: str = "no events in transcript") -> None:
+        super().__init__(harness, reason)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.harness, self.reason))
+
+
 class DetectError(AgentminutesError):
     """No registered adapter recognizes the transcript."""
 
@@ -188,6 +204,8 @@ class ScanError(SourceError):
         self.harness = harness
         self.path = path
         self.cause = cause
+        if harness:  # a parse error's text names its harness already: once is enough
+            cause = cause.removeprefix(f"{harness}: ")
         parts = [p for p in (harness, path) if p]
         super().__init__(": ".join([*parts, cause]))
 

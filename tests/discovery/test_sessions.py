@@ -101,6 +101,11 @@ def _check(ours: list[dict[str, Any]], case: dict[str, Any], home: Path) -> None
     assert [p for p in (o["path"] for o in ours) if p in listed] == [r["path"] for r in ref]
 
 
+def _lookup(args: list[str]) -> bool:
+    """A session looked up by id: no folder walk, so nothing to skip."""
+    return "--session-id" in args and "--harness" in args
+
+
 def _summary(stderr: str) -> dict[str, int]:
     last = stderr.strip().splitlines()[-1]
     m = re.search(
@@ -123,9 +128,13 @@ def test_records_equal_the_references(name: str, home: Path) -> None:
     ref = _summary(case["stderr"])
     harness = _kwargs(case["args"], home).get("harness")
     if harness in ("claude-code", "codex", "antigravity"):
-        # Same layouts, same accounting; ours reads some files the reference cannot.
-        assert found.skipped_files == ref["skipped"]
-        assert len(found.errors) <= ref["errors"]
+        # Same layouts, same accounting; ours reads some files the reference cannot, and
+        # counts a file with no conversation (the home's empty.jsonl) as skipped, where
+        # the reference calls it an error.
+        empty = found.skipped.get("no conversation", 0)
+        assert empty == (1 if harness == "claude-code" and not _lookup(args) else 0)
+        assert found.skipped_files - empty == ref["skipped"]
+        assert len(found.errors) + empty <= ref["errors"]
     if "cwd" in _kwargs(case["args"], home) and harness:
         assert found.no_cwd >= ref["no_cwd"]
 
@@ -143,12 +152,13 @@ def test_what_we_list_beyond_the_reference(home: Path) -> None:
         ".gemini/tmp/ticketing-vc/chats/session-2026-04-25T08-23-e435870b.jsonl",
         ".pi/agent/sessions/--tmp-as-agent-fixture-project--/2026-05-12T01-02-27-657Z_019e19b4-eb48-746a-aa6b-8dfcfa37954b.jsonl",
     ]
-    # The two files no adapter reads; the order of harnesses is the registry's.
+    # The two files no adapter reads; the order of harnesses is the registry's. The
+    # empty one holds no conversation: skipped, not an error.
     assert [e.path for e in found.errors] == [
         str(home / ".claude/projects/-x-proj/deadbeef-0000-4000-8000-000000000000.jsonl"),
-        str(home / ".claude/projects/-x-proj/empty.jsonl"),
         str(home / ".codex/sessions/2026/06/19/rollout-2026-06-19T11-00-00-bad.jsonl"),
     ]
+    assert found.skipped["no conversation"] == 1
     harnesses = [r.meta.harness for r in agentminutes.scan(env=_env(home))]
     assert harnesses == sorted(
         harnesses, key=["antigravity", "claude-code", "codex", "copilot", "gemini-cli", "pi"].index
@@ -176,19 +186,20 @@ def test_cli_jsonl_and_summary(home: Path) -> None:
     case = GOLDENS["claude"]
     p = _cli(home, *[_subst(a, home) for a in case["args"]])
     _check(_records(p.stdout, home), case, home)
-    assert p.returncode == 1  # the unreadable files
+    assert p.returncode == 1  # the unreadable file
     ours, ref = _summary(p.stderr), _summary(case["stderr"])
-    assert (ours["skipped"], ours["filtered"]) == (ref["skipped"], ref["filtered"])
+    # The empty file: a counted skip here, an error to the reference.
+    assert (ours["skipped"], ours["filtered"]) == (ref["skipped"] + 1, ref["filtered"])
     assert ours["sessions"] == ref["sessions"] + 1  # 07f2e15c, which the reference rejects
     *errors, why, _ = p.stderr.splitlines()
     assert why == (
-        "agentminutes: skipped files: 9 not a subagent transcript, 1 not a project directory, "
-        "1 not a session transcript, 1 session directory sidecar"
+        "agentminutes: skipped files: 9 not a subagent transcript, 1 no conversation, "
+        "1 not a project directory, 1 not a session transcript, 1 session directory sidecar"
     )
+    # The harness named once, not once by the scan and again by the parser.
     assert errors == [
         f"agentminutes: claude-code: {home}/.claude/projects/-x-proj/deadbeef-0000-4000-8000-000000000000.jsonl: "
-        "claude-code: invalid JSON: JSON is malformed: invalid character (byte 0) at line 1",
-        f"agentminutes: claude-code: {home}/.claude/projects/-x-proj/empty.jsonl: claude-code: no events in transcript",
+        "invalid JSON: JSON is malformed: invalid character (byte 0) at line 1",
     ]
 
 
@@ -251,14 +262,22 @@ def test_cli_usage_errors(home: Path, tmp_path: Path) -> None:
     assert err("extra") == (2, 'Error: unexpected argument "extra"\n' + usage)
 
 
-def test_an_empty_home_counts_the_missing_roots(tmp_path: Path) -> None:
+def test_an_empty_home_says_no_harness_is_there(tmp_path: Path) -> None:
     p = _cli(tmp_path, "sessions", "--format", "json")
     assert (p.returncode, p.stdout) == (0, "[]\n")
-    # One per harness with default folders: antigravity, claude-code, codex, copilot, gemini-cli,
-    # pi, qwen-code.
+    # Missing folders are no skipped files; with none of them there, one line says so.
     assert p.stderr == (
-        "agentminutes: skipped files: 7 root does not exist\n"
-        "agentminutes: 0 sessions, 0 filtered out, 7 skipped files, 0 errors\n"
+        "agentminutes: no transcripts folder of any harness here (antigravity, claude-code, "
+        "codex, copilot, gemini-cli, pi, qwen-code); --harness NAME --root DIR reads another "
+        "folder\n"
+        "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
+    )
+    # A home with one harness's folder says nothing of the others.
+    (tmp_path / ".codex" / "sessions").mkdir(parents=True)
+    p = _cli(tmp_path, "sessions")
+    assert (p.returncode, p.stderr) == (
+        0,
+        "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n",
     )
     one = _cli(tmp_path, "sessions", "--harness", "codex")
     assert one.stderr == "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
@@ -315,11 +334,13 @@ def test_scan_errors_go_on(home: Path) -> None:
     found = agentminutes.scan("claude-code", env=_env(home), on_error=seen.append)
     refs = list(found)
     assert len(refs) == 12
-    assert len(seen) == 2
+    assert len(seen) == 1
     assert seen == found.errors
-    assert found.summary() == "12 sessions, 0 filtered out, 12 skipped files, 2 errors"
-    # .meta.json sidecars, the workflow folder's 7 files, tool-results/, notes.txt, stray.txt.
+    assert found.summary() == "12 sessions, 0 filtered out, 13 skipped files, 1 error"
+    # .meta.json sidecars, the workflow folder's 7 files, tool-results/, notes.txt, stray.txt,
+    # and the empty transcript.
     assert found.skipped == {
+        "no conversation": 1,
         "not a subagent transcript": 9,
         "session directory sidecar": 1,
         "not a session transcript": 1,

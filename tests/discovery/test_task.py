@@ -132,9 +132,7 @@ def test_errors(home: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="needs a transcript path, not stdin"):
         agentminutes.task_stats_sync("-")
     garbage = home / ".claude/projects/-x-proj/empty.jsonl"
-    with pytest.raises(
-        ScanError, match=f"claude-code: {garbage}: claude-code: no events in transcript"
-    ):
+    with pytest.raises(ScanError, match=f"claude-code: {garbage}: no events in transcript"):
         agentminutes.task_stats_sync(garbage, harness="claude-code")
     p = subprocess.run(
         [sys.executable, "-m", "agentminutes", "stats", "--include-subagents", "-"],

@@ -52,7 +52,7 @@ __all__ = (
     "sessions_command",
 )
 
-#: The skip reason for a harness none of whose default roots exists.
+#: Why a harness was not searched: none of its default roots exists (not counted as a skip).
 SKIP_ROOT_MISSING = "root does not exist"
 
 When = datetime | str | int | None
@@ -114,7 +114,9 @@ class Scan:
     what happened: :attr:`matched` sessions yielded, :attr:`filtered` left out
     by ``session_id``/``cwd`` (and by the window in lookup mode),
     :attr:`no_cwd` of those for recording no cwd, :attr:`skipped` files by
-    reason, and :attr:`errors`, the files that could not be read.
+    reason (a file with no conversation in it is one), :attr:`absent` harnesses
+    whose default folders do not exist here (neither a skip nor an error), and
+    :attr:`errors`, the files that could not be read.
     """
 
     def __init__(
@@ -153,6 +155,9 @@ class Scan:
         #: Why sessions were filtered out: ``window`` (lookup mode), ``session_id``, ``cwd``.
         self.filtered_by: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
+        #: Harnesses none of whose default folders exists (a scan of every harness).
+        self.absent: list[str] = []
+        self.searched: list[str] = []
         self.errors: list[ScanError] = []
         self._source: Callable[[], Iterator[Item]] = self._everything
         self._lookup = False
@@ -183,6 +188,7 @@ class Scan:
 
     def _everything(self) -> Iterator[Item]:
         for harness in _discovery_harnesses():
+            self.searched.append(harness)
             loc = _locator(harness)
             try:
                 roots = harness_roots(harness, None, self.env)
@@ -191,7 +197,9 @@ class Scan:
                 continue
             live = [r for r in roots if not r.archive]
             if not any(_present(r.path) for r in live):
-                self._skipped(live[0].path if live else harness, SKIP_ROOT_MISSING)
+                # A harness not installed here: ordinary, so no skip and no error; the
+                # summary speaks of it only when no harness has a folder at all.
+                self.absent.append(harness)
                 live = []
             yield from self._roots(loc, live + [r for r in roots if r.archive], quiet=True)
 
@@ -276,6 +284,12 @@ class Scan:
     def details(self) -> list[str]:
         """Why files were skipped and sessions filtered out, one line each (none when nothing was)."""
         out = []
+        if self.searched and len(self.absent) == len(self.searched):
+            out.append(
+                "no transcripts folder of any harness here ("
+                + ", ".join(self.searched)
+                + "); --harness NAME --root DIR reads another folder"
+            )
         if self.skipped:
             reasons = sorted(self.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
             out.append("skipped files: " + ", ".join(f"{n} {why}" for why, n in reasons))

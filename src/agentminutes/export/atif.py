@@ -87,10 +87,10 @@ class LossReport(msgspec.Struct, omit_defaults=True, kw_only=True):
     dropped_events: dict[str, int] | None = None
     dropped_fields: dict[str, int] | None = None
 
-    def summary(self) -> str:
-        """One line: the counts, then each loss by reason (sorted)."""
+    def summary(self, most: int | None = None) -> str:
+        """One line: the counts, then each loss by reason (sorted; the *most* commonest only)."""
         head = f"{self.total_events} events, {self.steps} steps, {self.subagents} subagents"
-        return loss_summary(head, self.dropped_events, self.dropped_fields)
+        return loss_summary(head, self.dropped_events, self.dropped_fields, most=most)
 
     def added(self, other: LossReport) -> LossReport:
         """This report and *other* summed (many sessions' losses, as one report)."""

@@ -433,6 +433,8 @@ class Targets:
 
     items: list[tuple[str, bool]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: What the session scan skipped and why (files with no conversation …), one line each.
+    details: list[str] = field(default_factory=list)
 
 
 def resolve(
@@ -498,6 +500,7 @@ def resolve(
             add(err.path, False)  # exported like the rest: its failure gets its row
         else:
             out.errors.append(str(err))
+    out.details = scan.details()
     return out
 
 
@@ -525,6 +528,8 @@ class ExportResult:
     holds: str = "rows"
     failures: list[tuple[str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: What finding the transcripts skipped and why, one line each (not failures).
+    details: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -799,6 +804,7 @@ def export_dataset(
         root=folder,
         transcripts=len(found.items),
         errors=list(found.errors),
+        details=list(found.details),
         holds="trajectories" if atif else "rows",
     )
     if redact:
@@ -1104,6 +1110,8 @@ def export_command(
         from agentminutes.export.atif import LossReport
 
         loss = result.loss or LossReport()
-        print(f"agentminutes: export: atif: {loss.summary()}", file=sys.stderr)
+        print(f"agentminutes: export: atif: {loss.summary(most=5)}", file=sys.stderr)
+    for line in result.details:
+        print(f"agentminutes: export: {line}", file=sys.stderr)
     print(f"agentminutes: export: {result.summary()}", file=sys.stderr)
     return 0 if result.ok else 1

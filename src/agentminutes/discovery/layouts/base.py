@@ -46,13 +46,14 @@ from typing import ClassVar, Final, NamedTuple
 import msgspec
 
 from agentminutes import timestamps
-from agentminutes.errors import AgentminutesError, ParseError, ScanError
+from agentminutes.errors import AgentminutesError, NoConversationError, ParseError, ScanError
 from agentminutes.harness import ParseOptions, adapter_class
 from agentminutes.harness.base import Adapter, HeadIdentity
 from agentminutes.pipeline.conversion import Rewrite, clean_line, feed_lines
 from agentminutes.schema import Event, EventKind, Meta, TaskSkip
 
 __all__ = (
+    "SKIP_NO_CONVERSATION",
     "Gathered",
     "IdentityCache",
     "Item",
@@ -124,6 +125,10 @@ class Gathered:
 
 
 SkipListener = Callable[[str, str], None]
+
+#: The skip reason of a file that holds no conversation (empty, or summaries and
+#: file-history snapshots only): ordinary in a real home, so not an error.
+SKIP_NO_CONVERSATION = "no conversation"
 
 #: A source of known identities: ``(path, stat)`` to the ``(meta, first timestamp)`` a
 #: transcript's head gave when it last had that size and time, or ``None`` to read it.
@@ -255,8 +260,8 @@ def read_identity(harness: str, path: str) -> tuple[Meta, str]:
     of the first turn; from the first line it cannot tell, lines are fed.
 
     Raises:
-        ParseError: the head does not parse, yields no events, or does not open
-            with ``session_meta``.
+        NoConversationError: the file makes no event at all (empty, or summaries only).
+        ParseError: the head does not parse, or does not open with ``session_meta``.
         OSError: the file cannot be read.
     """
     adapter = adapter_class(harness)(ParseOptions(check_verbatim=False))  # identity only
@@ -281,7 +286,7 @@ def read_identity(harness: str, path: str) -> tuple[Meta, str]:
     finish: Callable[[], Iterator[Event] | list[Event]] = getattr(adapter, "drain", adapter.finish)
     for ev in finish():
         return _identity(harness, ev)
-    raise ParseError(harness, "no events in transcript")
+    raise NoConversationError(harness)
 
 
 def _head_lines(fd: int) -> Iterator[tuple[int, bytes]]:
@@ -345,6 +350,11 @@ def build_ref(harness: str, path: str, ctx: ScanContext | None = None) -> Sessio
     known = ctx.identity(path, st) if ctx is not None and ctx.identity is not None else None
     try:
         meta, started = known if known is not None else read_identity(harness, path)
+    except NoConversationError as exc:
+        if ctx is None or ctx.on_skip is None:
+            raise ScanError(harness, str(exc), path) from None
+        ctx.skip(path, SKIP_NO_CONVERSATION)
+        return None
     except ParseError as exc:
         raise ScanError(harness, str(exc), path) from None
     except OSError as exc:
