@@ -402,3 +402,37 @@ def test_follow_keeps_rows_current_as_a_transcript_grows(home: Path) -> None:
     assert len(updates) >= 2  # rows are written again as they change
     assert updates[0]["requests"] < want["requests"]
     assert updates[-1] == want
+
+
+def test_worker_processes_read_a_home_as_one_process_does(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Transcripts read by worker processes give the summaries, errors and order of one process."""
+    from agentminutes.usage import report
+    from agentminutes.usage.cache import SummaryCache
+
+    env = {"HOME": str(home)}
+    one = report.collect(env=env, cache=SummaryCache(enabled=False), jobs=1)
+    # Every byte counts as enough to share out, in tasks of one transcript each.
+    monkeypatch.setattr(report, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(report, "TASK_BYTES", 1)
+    calls: list[int] = []
+    workers = report._summarize_in_workers
+    monkeypatch.setattr(
+        report, "_summarize_in_workers", lambda todo, jobs: (calls.append(jobs), workers(todo, jobs))
+    )
+    two = report.collect(env=env, cache=SummaryCache(enabled=False), jobs=2)
+    assert calls == [2]
+    assert len(one.transcripts) >= 10
+    assert [t.summary for t in two.transcripts] == [t.summary for t in one.transcripts]
+    assert [(t.session_id, t.project, t.started_ns) for t in two.transcripts] == [
+        (t.session_id, t.project, t.started_ns) for t in one.transcripts
+    ]
+    assert two.errors == one.errors
+    assert (two.parsed, two.no_usage) == (one.parsed, one.no_usage)
+
+
+def test_jobs_must_be_a_whole_number_of_at_least_one(home: Path) -> None:
+    proc = _cli(home, "usage", "--jobs", "0")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") <= 3, proc.stderr

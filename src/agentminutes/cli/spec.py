@@ -290,6 +290,13 @@ def _whole_number(text: str) -> int:
         raise ValueError("a whole number") from None
 
 
+def _workers(text: str) -> int:
+    n = _whole_number(text)
+    if n < 1:
+        raise ValueError("a number of worker processes, at least 1")
+    return n
+
+
 def _seconds(text: str) -> float:
     try:
         n = float(text)
@@ -847,6 +854,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 requires="--follow",
             ),
             flag("--poll", help="With --follow: stat files instead of file notifications."),
+            value(
+                ("-j", "--jobs"),
+                "N",
+                "Worker processes reading the transcripts not in the cache (default: the CPUs "
+                "available; used when there are enough bytes to read).",
+                convert=_workers,
+            ),
         ),
         description="Each API request is counted once: streamed messages by their final "
         "usage, subagent transcripts included, copies in resumed or forked sessions and "

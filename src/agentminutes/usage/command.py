@@ -81,10 +81,13 @@ def usage_command(
     follow: bool = False,
     idle_exit: float | None = None,
     poll: bool = False,
+    jobs: int | None = None,
 ) -> int:
     """Run ``agentminutes usage``; return the exit status (1 when a transcript could not be read)."""
     if fmt not in FORMATS:
         raise UsageError(f'unknown format "{fmt}" (want table, json, or csv)')
+    if jobs is not None and jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     groups = parse_by(by)
     price_file = PriceFile(prices) if prices else None
     pricer = Pricer(price_file) if cost else None
@@ -113,6 +116,7 @@ def usage_command(
         on_error=report_error,
         on_file=progress.file,
         complete_lines=follow,  # the follow takes over each transcript where its summary stops
+        jobs=jobs,
     )
     progress.clear()
     problem = cache.save()
@@ -165,6 +169,7 @@ def run_usage(
     follow: bool,
     idle_exit: float | None,
     poll: bool,
+    jobs: int | None,
 ) -> int:
     """The command line's entry (one keyword per option of ``cli.spec``'s ``usage``)."""
     return usage_command(
@@ -184,6 +189,7 @@ def run_usage(
         follow=follow,
         idle_exit=idle_exit,
         poll=poll,
+        jobs=jobs,
     )
 
 
