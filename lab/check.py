@@ -35,10 +35,19 @@ USAGE_FIELDS = {
 }
 
 #: Harness -> {ground-truth field: why the harness's record differs from the billing}.
-USAGE_EXCEPTIONS: dict[str, dict[str, str]] = {}
+USAGE_EXCEPTIONS: dict[str, dict[str, str]] = {
+    "pi": {
+        "reasoning_output_tokens": "pi's usage records input, output, cacheRead and cacheWrite: "
+        "the reasoning tokens are inside output, never counted apart",
+    },
+}
 
 #: Harness -> why its tool-call results carry no error flag for a failed call.
-ERROR_FLAG_EXCEPTIONS: dict[str, str] = {}
+ERROR_FLAG_EXCEPTIONS: dict[str, str] = {
+    "codex": "a Codex function_call_output has no error flag (the exit code is only in the "
+    "output text, 'Process exited with code 1'); the reference reads these rollouts and marks "
+    "no error, and the default output stays equal to it",
+}
 
 
 @dataclass
@@ -73,9 +82,9 @@ def converted_events(transcript: Path) -> tuple[list[dict[str, Any]], str]:
 
 
 def main_transcripts(folder: Path) -> list[Path]:
-    """The recording's transcripts, as ``recording.json`` lists them."""
+    """The recording's sources to convert, as ``recording.json`` lists them."""
     note = json.loads((folder / "recording.json").read_text())
-    return [folder / p for p in note["transcripts"]]
+    return [folder / p for p in note.get("sources", note["transcripts"])]
 
 
 def _usage_totals(folder: Path, harness: str) -> dict[str, int | None]:

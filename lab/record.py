@@ -124,6 +124,10 @@ def record(
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
                 transcripts.append(dest)
+        patterns = driver.sources or driver.transcripts
+        sources = sorted(
+            {p for pattern in patterns for p in (out / "home").glob(pattern) if p.is_file()}
+        )
         (out / "ground_truth.json").write_text(json.dumps(truth, indent=1) + "\n")
         note = {
             "harness": driver.harness,
@@ -137,6 +141,7 @@ def record(
             "environment": sorted({**base_env(run), **driver.env(run)}),
             "runs": runs,
             "transcripts": [str(p.relative_to(out)) for p in transcripts],
+            "sources": [str(p.relative_to(out)) for p in sources],
         }
         (out / "recording.json").write_text(json.dumps(note, indent=1) + "\n")
         return Recording(

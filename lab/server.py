@@ -312,6 +312,9 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     model: ScriptedModel
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up between requests (a CLI exiting) is no error worth a traceback."""
+
 
 class LabServer:
     """The scripted model on ``127.0.0.1`` (a free port unless one is given), in a thread."""

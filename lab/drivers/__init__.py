@@ -56,6 +56,9 @@ class Driver:
     protocol: ClassVar[str]
     #: Globs under HOME of the files to collect, exactly as written.
     transcripts: ClassVar[tuple[str, ...]]
+    #: Globs under HOME of the sources to convert, when not every collected file is one
+    #: (a database's WAL is collected beside it, converted with it).
+    sources: ClassVar[tuple[str, ...] | None] = None
     #: Features a scenario may need (``resume``: a second prompt continues the session).
     features: ClassVar[tuple[str, ...]] = ("resume",)
     #: Seconds one prompt may take.
@@ -169,10 +172,14 @@ def node_available() -> bool:
 def _registry() -> dict[str, type[Driver]]:
     from lab.drivers.claude_code import ClaudeCode
     from lab.drivers.codex import Codex
+    from lab.drivers.copilot import Copilot
     from lab.drivers.gemini_cli import GeminiCli
+    from lab.drivers.opencode import OpenCode
+    from lab.drivers.pi import Pi
     from lab.drivers.qwen_code import QwenCode
 
-    return {d.harness: d for d in (ClaudeCode, Codex, QwenCode, GeminiCli)}
+    found: list[type[Driver]] = [ClaudeCode, Codex, QwenCode, GeminiCli, OpenCode, Pi, Copilot]
+    return {d.harness: d for d in found}
 
 
 def drivers() -> dict[str, type[Driver]]:

@@ -1,7 +1,7 @@
 """Qwen Code (``@qwen-code/qwen-code``): ``qwen -p … --yolo`` against the Chat Completions route.
 
 ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``OPENAI_MODEL`` point it at the server; usage
-statistics are off in ``~/.qwen/settings.json``. A second prompt ``--continue``s.
+statistics and the background memory extraction are off in ``~/.qwen/settings.json``. A second prompt ``--continue``s.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ class QwenCode(Driver):
                 "telemetry": {"enabled": False},
                 "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
                 "model": {"name": MODEL},
+                # The background memory extraction is a request of its own, with tools,
+                # after the answer: not part of the scripted conversation.
+                "memory": {"enableManagedAutoMemory": False},
             },
         )
 
@@ -56,5 +59,5 @@ class QwenCode(Driver):
             return "run_shell_command", {"command": call.params["command"], "is_background": False}
         path = str(run.work / call.params["path"])
         if call.kind == "read":
-            return "read_file", {"absolute_path": path}
+            return "read_file", {"file_path": path}
         return "write_file", {"file_path": path, "content": call.params.get("content", "")}

@@ -39,6 +39,7 @@ from agentminutes.harness.claude_code.vocabulary import (
     HARNESS,
     LOOSE_TOOL_TYPES,
     QUIET_TYPES,
+    REQUEST_TYPES,
     SKIP_TYPES,
     TOOL_KINDS,
 )
@@ -196,6 +197,8 @@ class ClaudeCodeAdapter(BaseAdapter):
         if kind in SKIP_TYPES or kind in QUIET_TYPES:
             self.skip(kind, lineno)
             return []
+        if kind in REQUEST_TYPES:
+            return self._request_record(kind, rec, line, lineno)
         if kind not in CONVERSATION_TYPES and kind not in LOOSE_TOOL_TYPES:
             reason = f'unrecognized record type "{kind}"'
             event = self.unknown_or_fail(kind, line, lineno, reason)
@@ -229,6 +232,27 @@ class ClaudeCodeAdapter(BaseAdapter):
         else:
             out.append(self._loose_tool(rec, line, lineno))
         return out
+
+    def _request_record(self, kind: str, rec: _Record, line: bytes, lineno: int) -> list[Event]:
+        """An ``api-request*`` record as a ``system`` event of its type (see REQUEST_TYPES)."""
+        try:
+            request = _decode_request(line)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            event = self.undecodable(exc, line, lineno)
+            return [event] if self.meta_sent else self.hold(event)
+        address = request.shapeHash if kind == "api-request-shape" else request.hash
+        if address and not self.seen_rows.add(_row_digest(address, kind, "")):
+            self.skip(f"{kind}/duplicate", lineno)
+            return []
+        event = Event(
+            kind=EventKind.SYSTEM,
+            timestamp=valid_timestamp(rec.timestamp),
+            provenance=self.prov(line, lineno),
+            system=SystemEvent(
+                subtype=kind, text=_request_summary(kind, request), details=Raw(line)
+            ),
+        )
+        return [event] if self.meta_sent else self.hold(event)
 
     def head_identity(self, line: bytes, lineno: int) -> HeadIdentity:
         """The opening record told from its envelope, as :meth:`feed` tells it.
@@ -673,3 +697,46 @@ def _row_digest(uuid: str, kind: str, timestamp: str | None) -> bytes:
     """A digest of a row's identity that is the same in every process."""
     key = f"{uuid}\x00{kind}\x00{timestamp or ''}".encode("utf-8", "surrogatepass")
     return blake2b(key, digest_size=8).digest()
+
+
+class _ShapeTool(msgspec.Struct):
+    name: str = ""
+
+
+class _Shape(msgspec.Struct):
+    system: list[Raw] | str | None = None
+    tools: list[_ShapeTool] | None = None
+
+
+class _RequestParams(msgspec.Struct):
+    model: str = ""
+
+
+class _RequestRecord(msgspec.Struct):
+    """The fields of an ``api-request*`` record the event's summary and dedup read."""
+
+    shapeHash: str = ""
+    hash: str = ""
+    shape: _Shape | None = None
+    params: _RequestParams | None = None
+    tail: list[str] | None = None
+    querySource: str = ""
+
+
+_decode_request = msgspec.json.Decoder(_RequestRecord).decode
+
+
+def _request_summary(kind: str, request: _RequestRecord) -> str:
+    """One line saying what the record holds (the whole record is the event's details)."""
+    if kind == "api-request-shape":
+        shape = request.shape or _Shape()
+        system = shape.system
+        blocks = len(system) if isinstance(system, list) else int(bool(system))
+        tools = [t.name for t in shape.tools or ()]
+        return f"system prompt ({blocks} blocks), {len(tools)} tools: {', '.join(tools)}"
+    if kind == "api-request-blob":
+        return f"message {request.hash}"
+    model = request.params.model if request.params else ""
+    tail = len(request.tail or ())
+    source = f", {request.querySource}" if request.querySource else ""
+    return f"request to {model or 'the model'}{source}: shape {request.shapeHash[:12]}, {tail} new messages"

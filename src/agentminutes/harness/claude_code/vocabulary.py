@@ -28,8 +28,17 @@ SKIP_TYPES: Final = frozenset(
         "bridge-session",
         "frame-link",
         "pr-link",
+        # 2.1.3xx: the tools used so far, a running list the tool calls already say.
+        "tools-used",
     }
 )
+
+#: 2.1.3xx records of what the model was sent, each kept whole as a system event of its
+#: own subtype (the reference rejects them): ``api-request-shape`` the system prompt and
+#: tool definitions (by ``shapeHash``), ``api-request-blob`` one message (by ``hash``),
+#: ``api-request`` one request's parameters naming its shape and message blobs. Shapes and
+#: blobs are content-addressed: a hash seen before in the transcript is counted, not emitted.
+REQUEST_TYPES: Final = frozenset({"api-request-shape", "api-request-blob", "api-request"})
 
 #: Record types the reference rejects that we read as documented skips: session
 #: titles and naming, UI progress ticks (an ``agent_progress`` tick repeats what
