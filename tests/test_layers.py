@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("live",),
     ("api", "__init__"),
     ("usage",),
+    ("view",),
     ("cli", "__main__"),
 )
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}

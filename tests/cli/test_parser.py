@@ -81,6 +81,10 @@ def real_runs(tmp: Path) -> dict[str, list[tuple[list[str], list[str]]]]:
         ],
         "stats": [(["stats", "--promote", "codex:web-search", str(CODEX)], [])],
         "detect": [(["detect", str(CODEX)], [])],
+        "view": [
+            (["view", "--format", "markdown", "--full", str(CC)], []),
+            (["view", "--html=page.html", "--no-redact", str(CC)], ["page.html"]),
+        ],
         "follow": [(["follow", "--idle-exit", "0.2", str(CC)], [])],
         "sessions": [
             (

@@ -870,6 +870,52 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "and times (the summary cache).",
     ),
     Command(
+        ("view",),
+        "Show a session to read: turns, tool calls with results, subagents, tokens and cost "
+        "(terminal, text, Markdown or one HTML page).",
+        run="agentminutes.view.command:run_view",
+        arguments=(
+            Argument(
+                "session",
+                "SESSION",
+                "A transcript file, or a session id (looked up as sessions --session-id does).",
+            ),
+        ),
+        options=(
+            choice(
+                "--format",
+                ("terminal", "text", "markdown"),
+                None,
+                "terminal (rich, through a pager), text or markdown; default: terminal on a "
+                "terminal, text anywhere else.",
+                dest="fmt",
+            ),
+            value(
+                "--html",
+                "FILE",
+                "Write one self-contained HTML page (no network: inline CSS, JS and charts); "
+                "redacted unless --no-redact.",
+                complete="file",
+            ),
+            OUTPUT,
+            flag("--full", help="Show long tool results and thinking whole (default: cut)."),
+            flag("--no-pager", help="Print to the terminal without a pager."),
+            flag("--no-subagents", help="Leave out subagent transcripts."),
+            value(
+                "--harness",
+                "NAME",
+                'The harness that wrote the transcript, or "auto".',
+                "auto",
+                complete="harness",
+            ),
+            CONVERSATION,
+            *_redaction("on by default for --html (pages get shared), off otherwise"),
+        ),
+        description="Long tool results and thinking are cut to a few lines unless --full; "
+        "errors are marked; subagents are nested under the tool call that started them. "
+        "Per turn: the models, tokens, cost (genai-prices, or the harness's own figure) and time.",
+    ),
+    Command(
         ("drift", "scan"),
         "Compare each transcript's vocabulary with its harness's baseline.",
         run="agentminutes.drift:scan_command",
