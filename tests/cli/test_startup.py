@@ -79,9 +79,10 @@ def test_the_detectors_are_loaded_when_a_convert_redacts() -> None:
 
 def test_only_the_detected_adapter_family_is_loaded() -> None:
     _, modules, _ = imported_by("convert", "--format", "jsonl", str(CODEX))
-    assert "agentminutes.harness.codex" in modules
+    assert "agentminutes.harness.codex.adapter" in modules
+    # the other harnesses' descriptions (their folders' fronts) are read, their adapters not
     for other in ("chatgpt", "claude_ai", "turns_db", "copilot", "gemini_cli", "pi"):
-        assert f"agentminutes.harness.{other}" not in modules, other
+        assert f"agentminutes.harness.{other}.adapter" not in modules, other
 
 
 def test_stdin_still_converts_through_the_async_path() -> None:
@@ -113,7 +114,7 @@ def test_detect_loads_one_adapter_family_and_no_document_pipeline() -> None:
         assert f"agentminutes.{module}" not in modules, module
     # Claude Code's sniff rules Qwen Code's records out through their Structs alone
     assert "agentminutes.harness._qwen_records" in modules
-    assert "agentminutes.harness.qwen_code" not in modules
+    assert "agentminutes.harness.qwen_code.adapter" not in modules
     # the command table is Structs: the CLI's framework and its helpers stay out
     assert "agentminutes.cli.commands" not in modules
 
@@ -185,7 +186,7 @@ def test_follow_writes_its_first_event_before_loading_the_event_loop(tmp_path: P
     for module in (
         "agentminutes.pipeline.documents",  # the file is told a line transcript by its head
         "agentminutes.sinks.sockets",
-        "agentminutes.harness.qwen_code",
+        "agentminutes.harness.qwen_code.adapter",
         "agentminutes.stages.detectors",
     ):
         assert module not in at_first, module
@@ -205,7 +206,7 @@ def test_sessions_starts_without_the_conversion_commands(tmp_path: Path) -> None
         "agentminutes.cli.commands",
         "agentminutes.pipeline.documents",
         "agentminutes.stages",
-        "agentminutes.harness.qwen_code",
+        "agentminutes.harness.qwen_code.adapter",
     ):
         assert module not in modules, module
     assert not {m for m in modules if m.split(".")[0] in HEAVY}

@@ -73,11 +73,13 @@ def _instant(value: When, *, end_of_day: bool) -> int | None:
 
 
 def _discovery_harnesses() -> list[str]:
-    """Harnesses with default roots, in registry order (as the reference scans them)."""
-    from agentminutes.discovery.roots import ROOTS
-    from agentminutes.harness import REGISTRY
+    """Harnesses with default roots, line and document formats alike, in registry order.
 
-    return [name for name, _ in REGISTRY if name in ROOTS and locator(name)]
+    Line formats come first, in the order the reference scans them.
+    """
+    from agentminutes.harness.registry import harnesses
+
+    return [h.name for h in harnesses() if h.roots is not None and locator(h.name)]
 
 
 def harness_roots(
@@ -86,9 +88,11 @@ def harness_roots(
     """The folders to search for *harness*: *root* alone, or its default and archive roots."""
     if root is not None:
         return [Root(os.fspath(root))]
-    from agentminutes.discovery.roots import ROOTS, archive_roots, default_roots
+    from agentminutes.discovery.roots import archive_roots, default_roots
+    from agentminutes.harness.registry import described
 
-    if harness not in ROOTS:
+    entry = described(harness)
+    if entry is None or entry.roots is None:
         raise UsageError(
             f"{harness} has no default folder: give a root (an export file, a database, "
             "or a folder of them)"

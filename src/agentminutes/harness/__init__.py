@@ -1,20 +1,31 @@
 """The harness adapters and their registry.
 
-The registry is an explicit list, :data:`REGISTRY`: adding a harness means
-writing one module (or package, one module per concern) behind the
-:class:`~agentminutes.harness.Adapter` protocol and adding its name and class
-here (``ADAPTERS`` holds the classes themselves); a harness whose usage sums
-have a prompt total also gets a rule in :data:`agentminutes.schema.summary.PROMPT_RULES`.
-Whole-document formats (data exports, databases) implement
-:class:`~agentminutes.harness.DocumentAdapter` and are listed in
-:data:`DOCUMENT_REGISTRY`. Detection asks each adapter, in this order, to
-grade the transcript head and takes the most confident answer.
+A harness is one folder, ``agentminutes/harness/<name>/``, that declares
+everything the project knows about it in one
+:class:`~agentminutes.harness.description.Harness` (``DESCRIPTION`` in its
+``__init__``), listed in :data:`agentminutes.harness.registry.FOLDERS`.
+Adding a harness is that folder and one registry line:
+
+1. ``harness/<name>/adapter.py``: the adapter, behind the
+   :class:`~agentminutes.harness.Adapter` protocol (line transcripts) or
+   :class:`~agentminutes.harness.DocumentAdapter` (exports, databases, task
+   folders; one that ``follow`` reads is also a
+   :class:`~agentminutes.harness.base.Tailing`);
+2. ``harness/<name>/__init__.py``: its ``DESCRIPTION`` (adapter, roots and the
+   environment variables that move them, file-name patterns, archive roots,
+   layout, tail, drift vocabulary and baseline, usage and prompt rules, display
+   name), and its public names re-exported lazily;
+3. one line in :data:`~agentminutes.harness.registry.FOLDERS`.
+
+Detection asks each adapter, line formats first, to grade the transcript head
+and takes the most confident answer. :data:`REGISTRY` and
+:data:`DOCUMENT_REGISTRY` (name and ``module:Class`` per harness) are views of
+the registry, kept for code that reads them.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness._gojson import C_RECURSION_LIMITED, on_fresh_stack
@@ -32,6 +43,8 @@ from agentminutes.harness.base import (
     SkipHook,
     is_document_adapter,
 )
+from agentminutes.harness.description import Harness
+from agentminutes.harness.registry import described, harnesses, names
 from agentminutes.versions import version_newer
 
 __all__ = (
@@ -48,66 +61,46 @@ __all__ = (
     "ConversationInfo",
     "DocumentAdapter",
     "DocumentSession",
+    "Harness",
     "ParseOptions",
     "SkipHook",
     "adapter_class",
+    "described",
     "detect",
     "document_adapter_class",
     "harness_names",
+    "harnesses",
     "is_document_adapter",
     "load_line_adapters",
     "sniff_safely",
     "version_newer",
 )
 
-#: The registry of line adapters: harness name and ``module:Class``, in detection
-#: order (alphabetical by harness name). A module is imported when its adapter is
-#: first needed, so a follower resuming one Codex rollout never loads the others.
-REGISTRY: Final[tuple[tuple[str, str], ...]] = (
-    ("antigravity", "agentminutes.harness.antigravity:AntigravityAdapter"),
-    ("claude-code", "agentminutes.harness.claude_code:ClaudeCodeAdapter"),
-    ("codex", "agentminutes.harness.codex:CodexAdapter"),
-    ("copilot", "agentminutes.harness.copilot:CopilotAdapter"),
-    ("gemini-cli", "agentminutes.harness.gemini_cli:GeminiCliAdapter"),
-    ("pi", "agentminutes.harness.pi:PiAdapter"),
-    ("qwen-code", "agentminutes.harness.qwen_code:QwenCodeAdapter"),
-)
-
-#: The registry of whole-document adapters (data exports, databases), likewise.
-DOCUMENT_REGISTRY: Final[tuple[tuple[str, str], ...]] = (
-    ("chatgpt", "agentminutes.harness.chatgpt:ChatGPTAdapter"),
-    ("claude-ai", "agentminutes.harness.claude_ai:ClaudeAIAdapter"),
-    ("cline", "agentminutes.harness.cline:ClineAdapter"),
-    ("opencode", "agentminutes.harness.opencode:OpenCodeAdapter"),
-    ("turns-db", "agentminutes.harness.turns_db:TurnsDBAdapter"),
-)
-
 if TYPE_CHECKING:
+    #: The line adapters: harness name and ``module:Class``, in detection order.
+    REGISTRY: tuple[tuple[str, str], ...]
+    #: The whole-document adapters (data exports, databases), likewise.
+    DOCUMENT_REGISTRY: tuple[tuple[str, str], ...]
     #: Every registered line adapter class, in detection order.
     ADAPTERS: tuple[type[Adapter], ...]
     #: Every registered whole-document adapter class, in detection order.
     DOCUMENT_ADAPTERS: tuple[type[DocumentAdapter], ...]
 
 
-#: The classes :func:`_load` found, by ``module:Class``: detection and ``sessions`` look an
-#: adapter up per file, and ``import_module`` takes the import lock each time.
-_loaded: dict[str, Any] = {}
-
-
-def _load(ref: str) -> Any:
-    cls = _loaded.get(ref)
-    if cls is None:
-        module, _, attr = ref.partition(":")
-        cls = _loaded[ref] = getattr(importlib.import_module(module), attr)
-    return cls
+def _refs(reads: str) -> tuple[tuple[str, str], ...]:
+    return tuple((h.name, h.adapter) for h in harnesses() if h.reads == reads)
 
 
 def __getattr__(name: str) -> Any:
-    # ADAPTERS and DOCUMENT_ADAPTERS import every adapter module, once.
-    if name == "ADAPTERS":
-        value: Any = tuple(_load(ref) for _, ref in REGISTRY)
+    # Views of the registry; ADAPTERS and DOCUMENT_ADAPTERS import every adapter module, once.
+    if name == "REGISTRY":
+        value: Any = _refs("lines")
+    elif name == "DOCUMENT_REGISTRY":
+        value = _refs("documents")
+    elif name == "ADAPTERS":
+        value = tuple(h.adapter_class() for h in harnesses() if h.reads == "lines")
     elif name == "DOCUMENT_ADAPTERS":
-        value = tuple(_load(ref) for _, ref in DOCUMENT_REGISTRY)
+        value = tuple(h.adapter_class() for h in harnesses() if h.reads == "documents")
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
@@ -120,29 +113,30 @@ def load_line_adapters() -> None:
     A follower waiting for a transcript's first bytes calls it from a worker
     thread while idle, so the first event is not delayed by imports.
     """
-    for _, ref in REGISTRY:
-        _load(ref)
+    for h in harnesses():
+        if h.reads == "lines":
+            h.adapter_class()
 
 
 def harness_names() -> list[str]:
     """The names of every registered harness, line and document formats alike."""
-    return [name for name, _ in REGISTRY + DOCUMENT_REGISTRY]
+    return names()
 
 
 def document_adapter_class(name: str) -> type[DocumentAdapter] | None:
     """The document adapter class registered for harness *name*, or ``None``."""
-    for registered, ref in DOCUMENT_REGISTRY:
-        if registered == name:
-            return cast("type[DocumentAdapter]", _load(ref))
+    found = described(name)
+    if found is not None and found.reads == "documents":
+        return cast("type[DocumentAdapter]", found.adapter_class())
     return None
 
 
 def adapter_class(name: str) -> type[Adapter]:
     """Return the adapter class registered for harness *name*."""
-    for registered, ref in REGISTRY:
-        if registered == name:
-            return cast("type[Adapter]", _load(ref))
-    if document_adapter_class(name) is not None:
+    found = described(name)
+    if found is not None and found.reads == "lines":
+        return cast("type[Adapter]", found.adapter_class())
+    if found is not None:
         raise UsageError(f'harness "{name}" reads whole documents (exports, databases), not lines')
     known = ", ".join(f'"{n}"' for n in harness_names())
     raise UsageError(f'unknown harness "{name}" (known: {known}, or "auto")')
@@ -179,10 +173,10 @@ def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confiden
         DetectError: no adapter recognizes the head; the message lists those tried.
     """
     head = head[:SNIFF_BYTES]
-    best, best_conf = _grade(head, REGISTRY + DOCUMENT_REGISTRY)
+    best, best_conf = _grade(head, harnesses())
     if best_conf < Confidence.CERTAIN:
         for start in _later_records(head):
-            cls, conf = _grade(head[start:], REGISTRY)
+            cls, conf = _grade(head[start:], _line_harnesses())
             if conf > best_conf:
                 best, best_conf = cls, conf
                 if conf == Confidence.CERTAIN:
@@ -193,13 +187,17 @@ def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confiden
     return best, best_conf
 
 
+def _line_harnesses() -> tuple[Harness, ...]:
+    return tuple(h for h in harnesses() if h.reads == "lines")
+
+
 def _grade(
-    head: bytes, registry: tuple[tuple[str, str], ...]
+    head: bytes, registry: tuple[Harness, ...]
 ) -> tuple[type[Adapter] | type[DocumentAdapter] | None, Confidence]:
     best: type[Adapter] | type[DocumentAdapter] | None = None
     best_conf = Confidence.NO_MATCH
-    for _, ref in registry:
-        cls: type[Adapter] | type[DocumentAdapter] = _load(ref)
+    for h in registry:
+        cls: type[Adapter] | type[DocumentAdapter] = h.adapter_class()
         conf = sniff_safely(cls, head)
         if conf > best_conf:
             best, best_conf = cls, conf

@@ -61,9 +61,11 @@ __all__ = (
     "Document",
     "DocumentAdapter",
     "DocumentSession",
+    "DocumentTail",
     "HeadIdentity",
     "ParseOptions",
     "SkipHook",
+    "Tailing",
     "is_document_adapter",
 )
 
@@ -264,6 +266,42 @@ class DocumentAdapter(Protocol):
 
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
         """Parse the conversations of *doc* (only the one with id *only*, if given)."""
+        ...
+
+
+class DocumentTail(Protocol):
+    """What ``follow`` drives for a source that is rewritten, not appended to.
+
+    A database takes commits and a task folder's documents are rewritten whole:
+    the tail reads only what changed since its last :meth:`poll`.
+    """
+
+    #: The adapter the tail converts with (its skip counts are the follow's).
+    adapter: Any
+
+    def watched(self) -> list[str]:
+        """The files whose size or time says the source changed (a database and its WAL)."""
+        ...
+
+    def poll(self) -> list[tuple[str, list[Event]]]:
+        """The events that became settled since the last poll, per session id."""
+        ...
+
+    def flush(self) -> list[tuple[str, list[Event]]]:
+        """At a stop: every event not written yet, settled or not, per session id."""
+        ...
+
+
+@runtime_checkable
+class Tailing(Protocol):
+    """A :class:`DocumentAdapter` that ``follow`` can read as its source grows.
+
+    Its harness's description says ``tail=True``; the follower asks the
+    registry, never the adapter's attributes.
+    """
+
+    def tail(self, doc: Document) -> DocumentTail:
+        """Follow the opened source *doc*."""
         ...
 
 

@@ -2,7 +2,8 @@
 
 These are not appended to line by line: a database takes commits, a task
 folder's JSON documents are rewritten whole. Their adapters offer a *tail*
-(``adapter.tail(document)``) whose ``poll()`` returns, per session, the events
+(:class:`~agentminutes.harness.base.Tailing`, declared by ``tail=True`` in the
+harness's description) whose ``poll()`` returns, per session, the events
 that became settled since the last poll, reading only what changed, and whose
 ``flush()`` returns what is still held at a stop. :class:`DocumentFollower`
 drives one tail: it stats the files the tail names (the database and its WAL;
@@ -23,10 +24,11 @@ import sys
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness import ParseOptions
+from agentminutes.harness.base import DocumentTail, Tailing
 from agentminutes.live.follower import Mark
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.verbatim import safe_events
@@ -52,7 +54,7 @@ class DocumentFollower:
 
     path: str
     harness: str
-    tail: Any
+    tail: DocumentTail
     idle_exit: float | None = None
     config: _Config = field(default_factory=_Config)
     multi: bool = True
@@ -202,8 +204,10 @@ def document_follower(
     if found.document is None or found.adapter is None:
         return None
     adapter = found.adapter(options)
-    tail = getattr(adapter, "tail", None)
-    if tail is None:
+    from agentminutes.harness.registry import described
+
+    declared = described(adapter.name)
+    if declared is None or not declared.tail:
         raise UsageError(
             f"{path}: a {found.adapter.name} source is a whole document (an export), "
             "not one that grows; use convert"
@@ -213,4 +217,5 @@ def document_follower(
     if idle_exit is not None and idle_exit <= 0:
         raise UsageError("idle exit must be a positive number of seconds")
     doc_path = found.document.path or path
-    return DocumentFollower(doc_path, adapter.name, tail(found.document), idle_exit=idle_exit)
+    tail = cast(Tailing, adapter).tail(found.document)
+    return DocumentFollower(doc_path, adapter.name, tail, idle_exit=idle_exit)

@@ -8,7 +8,6 @@ the transcript is.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from types import MappingProxyType
 from typing import Any, Final
 
 from agentminutes import timestamps
@@ -23,6 +22,7 @@ from agentminutes.schema.events import (
     TokenUsage,
     ToolInteraction,
 )
+from agentminutes.schema.usage import _RegistryView
 
 __all__ = (
     "PROMPT_RULES",
@@ -63,17 +63,8 @@ def tool_interactions(events: Iterable[Event]) -> list[ToolInteraction]:
 #: the cache reads and writes to ``input_tokens`` (Anthropic-shaped usage, where input
 #: excludes the cache), ``"input"`` takes ``input_tokens`` alone (it already counts the
 #: cached tokens). A harness not listed reports no prompt total (0), as the reference does.
-PROMPT_RULES: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        "claude-code": "all",
-        "cline": "all",
-        "codex": "input",
-        "gemini-cli": "all",
-        "opencode": "all",
-        "pi": "all",
-        "qwen-code": "all",
-    }
-)
+#: Each is declared in its harness folder's description (``prompt=``).
+PROMPT_RULES: Final[Mapping[str, str]] = _RegistryView("prompt")
 
 
 def _prompt_rule(harness: str) -> str:

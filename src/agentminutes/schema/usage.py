@@ -25,9 +25,9 @@ Nothing here changes ``convert`` or ``stats`` output.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
-from types import MappingProxyType
-from typing import Final, NamedTuple
+import importlib
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
@@ -72,40 +72,48 @@ class UsageRule(NamedTuple):
     key_rule: str = "message+time"
 
 
-#: The rule of every harness whose adapter records usage. A harness not listed has no
-#: normalized view (``otel_usage`` returns ``None``): its fields' meaning is not guessed.
-USAGE_RULES: Final[Mapping[str, UsageRule]] = MappingProxyType(
-    {
-        # Anthropic Messages API usage: input excludes the cache; thinking is inside
-        # output and not reported apart.
-        "claude-code": UsageRule(
-            input_includes_cache=False, cache_split_key="cache_creation", key_rule="message"
-        ),
-        # OpenAI Responses usage: input includes cached_input_tokens; reasoning is in
-        # the token_count records (RequestFolder reads it there), not on the message.
-        "codex": UsageRule(input_includes_cache=True, key_rule=""),
-        # The adapter maps promptTokenCount - cached (+ tool prompt) to input and adds
-        # the thoughts to output; extra.thoughts is the reasoning part.
-        "gemini-cli": UsageRule(input_includes_cache=False, reasoning_key="thoughts"),
-        "qwen-code": UsageRule(input_includes_cache=False, reasoning_key="thoughtsTokenCount"),
-        # pi: input, output, cacheRead, cacheWrite (input excludes the cache) and the
-        # cost pi priced itself.
-        "pi": UsageRule(input_includes_cache=False, cost_key="cost"),
-        # OpenCode: input excludes cache.read and cache.write; the adapter adds the
-        # reasoning (extra.reasoning) to output; cost is usage.cost; message ids are
-        # globally unique (msg_…).
-        "opencode": UsageRule(
-            input_includes_cache=False, reasoning_key="reasoning", key_rule="message"
-        ),
-        # Cline (api_req_started): tokensIn excludes cacheReads and cacheWrites; cost is
-        # usage.cost; message ids are <task id>:<record>.
-        "cline": UsageRule(input_includes_cache=False, key_rule="message"),
-        # Copilot CLI records no usage on its messages (convert keeps them usage-free, as
-        # the reference does): RequestFolder reads the assistant.usage records and the
-        # session.shutdown metrics, whose inputTokens count the cache reads and writes.
-        "copilot": UsageRule(input_includes_cache=True, key_rule=""),
-    }
-)
+class _RegistryView(Mapping[str, Any]):
+    """A read-only mapping, by harness name, of one field of the harness descriptions.
+
+    The rules are declared once, in each harness's folder
+    (:class:`agentminutes.harness.description.Harness`), and the registry sits a
+    layer above this one: it is imported by name when a rule is first asked for
+    (never by an ``import`` statement), so the schema keeps depending on nothing
+    above it while reading what the harnesses declare. Harnesses whose field is
+    empty are not in the view.
+    """
+
+    def __init__(self, field: str) -> None:
+        self._field = field
+
+    def _table(self) -> dict[str, Any]:
+        registry = importlib.import_module("agentminutes.harness.registry")
+        return {
+            h.name: getattr(h, self._field) for h in registry.harnesses() if getattr(h, self._field)
+        }
+
+    def __getitem__(self, harness: str) -> Any:
+        registry = importlib.import_module("agentminutes.harness.registry")
+        found = registry.described(harness)
+        value = getattr(found, self._field) if found is not None else None
+        if not value:
+            raise KeyError(harness)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._table()!r})"
+
+
+#: The rule of every harness whose adapter records usage (each declared in its harness
+#: folder's description, ``usage=``). A harness not listed has no normalized view
+#: (``otel_usage`` returns ``None``): its fields' meaning is not guessed.
+USAGE_RULES: Final[Mapping[str, UsageRule]] = _RegistryView("usage")
 
 
 class OtelUsage(msgspec.Struct, kw_only=True, omit_defaults=True):

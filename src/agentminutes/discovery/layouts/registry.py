@@ -1,46 +1,44 @@
-"""Every harness with a layout, by name.
+"""Every harness with a layout, by name: a view of the harness registry.
 
-A locator's module is imported when its harness is first asked for: ``sessions
---harness claude-code`` loads one layout module, not all ten (start-up is most of a
-short listing's time).
+Each harness names its locator in its folder's description (``layout=``, a
+``"module:Class"``); the module is imported when the harness is first asked
+for, so ``sessions --harness claude-code`` loads one layout module, not all of
+them (start-up is most of a short listing's time).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Mapping
 from typing import Final
 
 from agentminutes.discovery.layouts.base import Locator
+from agentminutes.harness.description import resolve
+from agentminutes.harness.registry import described, harnesses
 
 __all__ = (
     "LOCATORS",
     "locator",
 )
 
-#: Each harness with a folder layout: the module (in this package) and class of its locator.
-_LAYOUTS: Final = {
-    "antigravity": ("antigravity", "AntigravityLocator"),
-    "claude-code": ("claude_code", "ClaudeCodeLocator"),
-    "cline": ("cline", "ClineLocator"),
-    "codex": ("codex", "CodexLocator"),
-    "copilot": ("copilot", "CopilotLocator"),
-    "gemini-cli": ("gemini_cli", "GeminiCliLocator"),
-    "opencode": ("opencode", "OpenCodeLocator"),
-    "pi": ("pi", "PiLocator"),
-    "qwen-code": ("qwen_code", "QwenCodeLocator"),
-}
 _made: dict[str, Locator] = {}
 
 
 def _layout(harness: str) -> Locator | None:
     """The one locator of a harness with a folder layout (its module imported on first use)."""
     found = _made.get(harness)
-    if found is None and harness in _LAYOUTS:
-        module, name = _LAYOUTS[harness]
-        cls = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-        found = _made[harness] = cls()
+    if found is None:
+        entry = described(harness)
+        if entry is None or entry.layout is None:
+            return None
+        found = resolve(entry.layout)()
+        if not found.harness:  # a layout any harness may use (FilesLocator)
+            found.harness = harness
+        _made[harness] = found
     return found
+
+
+def _with_layout() -> list[str]:
+    return [h.name for h in harnesses() if h.layout is not None]
 
 
 class _Locators(Mapping[str, Locator]):
@@ -53,13 +51,14 @@ class _Locators(Mapping[str, Locator]):
         return found
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_LAYOUTS)
+        return iter(_with_layout())
 
     def __len__(self) -> int:
-        return len(_LAYOUTS)
+        return len(_with_layout())
 
     def __contains__(self, harness: object) -> bool:
-        return harness in _LAYOUTS
+        entry = described(harness) if isinstance(harness, str) else None
+        return entry is not None and entry.layout is not None
 
 
 #: Every harness with a layout, by name.
@@ -69,15 +68,14 @@ LOCATORS: Final[Mapping[str, Locator]] = _Locators()
 def locator(harness: str) -> Locator | None:
     """The locator of *harness*, or ``None`` for a harness discovery does not know.
 
-    Whole-document harnesses (data exports, ``turns.db``) get a
-    :class:`DocumentLocator`, which needs an explicit root.
+    Whole-document harnesses without a layout of their own (data exports,
+    ``turns.db``) get a :class:`DocumentLocator`, which needs an explicit root.
     """
     found = _layout(harness)
     if found is not None:
         return found
-    from agentminutes.harness import document_adapter_class
-
-    if document_adapter_class(harness) is None:
+    entry = described(harness)
+    if entry is None or entry.reads != "documents":
         return None
     from agentminutes.discovery.layouts.documents import DocumentLocator
 

@@ -42,6 +42,36 @@ totals are omitted."""
 
 from __future__ import annotations
 
-from agentminutes.harness.chatgpt.adapter import ChatGPTAdapter
+from typing import TYPE_CHECKING, Final
 
-__all__ = ("ChatGPTAdapter",)
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness
+
+if TYPE_CHECKING:
+    from agentminutes.harness.chatgpt.adapter import ChatGPTAdapter
+
+__all__ = ("DESCRIPTION", "ChatGPTAdapter")
+
+
+#: Everything the project knows about ChatGPT.
+DESCRIPTION: Final = Harness(
+    name="chatgpt",
+    display_name="ChatGPT",
+    reads="documents",
+    adapter="agentminutes.harness.chatgpt.adapter:ChatGPTAdapter",
+    roots=None,
+    env=(),
+    patterns=(),
+    archives=None,
+    layout=None,
+    tail=False,
+    vocabulary=None,
+    baseline=None,
+    usage=None,
+    prompt="",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"ChatGPTAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

@@ -13,7 +13,55 @@ usage written as a growing snapshot; they fold into exactly one
 
 from __future__ import annotations
 
-from agentminutes.harness.claude_code.adapter import ClaudeCodeAdapter
-from agentminutes.harness.claude_code.vocabulary import HARNESS
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
 
-__all__ = ("HARNESS", "ClaudeCodeAdapter")
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home, path
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.claude_code.adapter import ClaudeCodeAdapter
+    from agentminutes.harness.claude_code.vocabulary import HARNESS
+
+__all__ = ("DESCRIPTION", "HARNESS", "ClaudeCodeAdapter")
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # <project>/<session>.jsonl, <project>/<session>/subagents/**/agent-*.jsonl.
+    # CLAUDE_CONFIG_DIR may list several directories, comma-separated; each has projects/.
+    configured = [p.strip() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
+    if configured:
+        return [path(p).expanduser() / "projects" for p in configured]
+    base = home(env)
+    return [base / ".claude" / "projects", base / ".config" / "claude" / "projects"]
+
+
+#: Everything the project knows about Claude Code.
+DESCRIPTION: Final = Harness(
+    name="claude-code",
+    display_name="Claude Code",
+    reads="lines",
+    adapter="agentminutes.harness.claude_code.adapter:ClaudeCodeAdapter",
+    roots=_roots,
+    env=("CLAUDE_CONFIG_DIR",),
+    patterns=("*.jsonl",),
+    archives=None,
+    layout="agentminutes.discovery.layouts.claude_code:ClaudeCodeLocator",
+    tail=False,
+    vocabulary="agentminutes.drift._harnesses:CLAUDE_CODE",
+    baseline="agentminutes.drift:baselines/claude-code.json",
+    # Anthropic Messages API usage: input excludes the cache; thinking is inside
+    # output and not reported apart.
+    usage=UsageRule(
+        input_includes_cache=False, cache_split_key="cache_creation", key_rule="message"
+    ),
+    prompt="all",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"ClaudeCodeAdapter": "adapter", "HARNESS": "vocabulary"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

@@ -47,7 +47,60 @@ Beyond what the reference reads (its output is a subsequence of ours there):
   record by record; each event's provenance spans its record's lines.
 """
 
-from agentminutes.harness.codex.adapter import CodexAdapter
-from agentminutes.harness.codex.vocabulary import HARNESS
+from __future__ import annotations
 
-__all__ = ("HARNESS", "CodexAdapter")
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home, path
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.codex.adapter import CodexAdapter
+    from agentminutes.harness.codex.vocabulary import HARNESS
+
+__all__ = ("DESCRIPTION", "HARNESS", "CodexAdapter")
+
+
+def _codex_home(env: Mapping[str, str]) -> Path:
+    codex_home = env.get("CODEX_HOME", "").strip()
+    return path(codex_home).expanduser() if codex_home else home(env) / ".codex"
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # YYYY/MM/DD/rollout-<time>-<id>.jsonl
+    return [_codex_home(env) / "sessions"]
+
+
+def _archives(env: Mapping[str, str]) -> list[Path]:
+    # rollout-<time>-<id>.jsonl
+    return [_codex_home(env) / "archived_sessions"]
+
+
+#: Everything the project knows about Codex.
+DESCRIPTION: Final = Harness(
+    name="codex",
+    display_name="Codex",
+    reads="lines",
+    adapter="agentminutes.harness.codex.adapter:CodexAdapter",
+    roots=_roots,
+    env=("CODEX_HOME",),
+    patterns=("rollout-*.jsonl",),
+    archives=_archives,
+    layout="agentminutes.discovery.layouts.codex:CodexLocator",
+    tail=False,
+    vocabulary="agentminutes.drift._harnesses:CODEX",
+    baseline="agentminutes.drift:baselines/codex.json",
+    # OpenAI Responses usage: input includes cached_input_tokens; reasoning is in
+    # the token_count records (RequestFolder reads it there), not on the message.
+    usage=UsageRule(input_includes_cache=True, key_rule=""),
+    prompt="input",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"CodexAdapter": "adapter", "HARNESS": "vocabulary"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

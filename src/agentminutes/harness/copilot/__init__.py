@@ -29,6 +29,60 @@ the model and a timestamped UI ``timeline``). It cannot be read line by line:
 the adapter buffers it and converts it at end of input (see :func:`_legacy`).
 """
 
-from agentminutes.harness.copilot.adapter import CopilotAdapter
+from __future__ import annotations
 
-__all__ = ("CopilotAdapter",)
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home, path
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.copilot.adapter import CopilotAdapter
+
+__all__ = ("DESCRIPTION", "CopilotAdapter")
+
+
+def _copilot_home(env: Mapping[str, str]) -> Path:
+    copilot_home = env.get("COPILOT_HOME", "")
+    return path(copilot_home).expanduser() if copilot_home else home(env) / ".copilot"
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # <session>/events.jsonl (+ workspace.yaml, checkpoints/ …)
+    return [_copilot_home(env) / "session-state"]
+
+
+def _archives(env: Mapping[str, str]) -> list[Path]:
+    # Legacy whole-document sessions (session_<id>_<ms>.json), written before session-state.
+    return [_copilot_home(env) / "history-session-state"]
+
+
+#: Everything the project knows about GitHub Copilot CLI.
+DESCRIPTION: Final = Harness(
+    name="copilot",
+    display_name="GitHub Copilot CLI",
+    reads="lines",
+    adapter="agentminutes.harness.copilot.adapter:CopilotAdapter",
+    roots=_roots,
+    env=("COPILOT_HOME",),
+    patterns=("*.jsonl",),
+    archives=_archives,
+    layout="agentminutes.discovery.layouts.copilot:CopilotLocator",
+    tail=False,
+    vocabulary="agentminutes.drift._harnesses:COPILOT",
+    baseline="agentminutes.drift:baselines/copilot.json",
+    # Copilot CLI records no usage on its messages (convert keeps them usage-free, as
+    # the reference does): RequestFolder reads the assistant.usage records and the
+    # session.shutdown metrics, whose inputTokens count the cache reads and writes.
+    usage=UsageRule(input_includes_cache=True, key_rule=""),
+    prompt="",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"CopilotAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

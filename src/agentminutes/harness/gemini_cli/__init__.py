@@ -73,6 +73,52 @@ Mapping decisions:
   ``system`` event ``checkpoint/tool_call``.
 """
 
-from agentminutes.harness.gemini_cli.adapter import GeminiCliAdapter
+from __future__ import annotations
 
-__all__ = ("GeminiCliAdapter",)
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home, path
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.gemini_cli.adapter import GeminiCliAdapter
+
+__all__ = ("DESCRIPTION", "GeminiCliAdapter")
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # <project>/chats/session-<time>-<id>.jsonl, chats/<session id>/<subagent id>.jsonl.
+    # GEMINI_CLI_HOME stands in for the home directory: state lives in its .gemini/.
+    configured = env.get("GEMINI_CLI_HOME", "").strip()
+    base = path(configured).expanduser() if configured else home(env)
+    return [base / ".gemini" / "tmp"]
+
+
+#: Everything the project knows about Gemini CLI.
+DESCRIPTION: Final = Harness(
+    name="gemini-cli",
+    display_name="Gemini CLI",
+    reads="lines",
+    adapter="agentminutes.harness.gemini_cli.adapter:GeminiCliAdapter",
+    roots=_roots,
+    env=("GEMINI_CLI_HOME",),
+    patterns=("*.jsonl",),
+    archives=None,
+    layout="agentminutes.discovery.layouts.gemini_cli:GeminiCliLocator",
+    tail=False,
+    vocabulary="agentminutes.drift._harnesses:GEMINI_CLI",
+    baseline="agentminutes.drift:baselines/gemini-cli.json",
+    # The adapter maps promptTokenCount - cached (+ tool prompt) to input and adds
+    # the thoughts to output; extra.thoughts is the reasoning part.
+    usage=UsageRule(input_includes_cache=False, reasoning_key="thoughts"),
+    prompt="all",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"GeminiCliAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

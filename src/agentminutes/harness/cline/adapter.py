@@ -278,7 +278,7 @@ _METADATA_HEAD: Final = re.compile(
 
 
 def _ms(ts: int | float | None) -> str:
-    from agentminutes.harness.opencode import ms_rfc3339
+    from agentminutes.harness.opencode.adapter import ms_rfc3339
 
     return ms_rfc3339(ts)
 

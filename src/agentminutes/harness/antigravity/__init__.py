@@ -1,0 +1,48 @@
+"""Antigravity CLI step transcripts (``~/.gemini/antigravity-cli/brain/``).
+
+The adapter and its rules are in :mod:`.adapter`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.antigravity.adapter import AntigravityAdapter
+
+__all__ = ("DESCRIPTION", "AntigravityAdapter")
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # The CLI's brain; the IDE's (~/.gemini/antigravity-ide/brain) holds no full transcripts.
+    # <conversation>/.system_generated/logs/transcript_full.jsonl (+ sidecars)
+    return [home(env) / ".gemini" / "antigravity-cli" / "brain"]
+
+
+#: Everything the project knows about Antigravity.
+DESCRIPTION: Final = Harness(
+    name="antigravity",
+    display_name="Antigravity",
+    reads="lines",
+    adapter="agentminutes.harness.antigravity.adapter:AntigravityAdapter",
+    roots=_roots,
+    env=(),
+    patterns=("transcript_full.jsonl",),
+    archives=None,
+    layout="agentminutes.discovery.layouts.antigravity:AntigravityLocator",
+    tail=False,
+    vocabulary="agentminutes.drift._harnesses:ANTIGRAVITY",
+    baseline="agentminutes.drift:baselines/antigravity.json",
+    usage=None,
+    prompt="",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"AntigravityAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

@@ -1,0 +1,39 @@
+"""claude.ai privacy exports (the ZIP, or its ``conversations.json``).
+
+The adapter and its rules are in :mod:`.adapter`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness
+
+if TYPE_CHECKING:
+    from agentminutes.harness.claude_ai.adapter import ClaudeAIAdapter
+
+__all__ = ("DESCRIPTION", "ClaudeAIAdapter")
+
+
+#: Everything the project knows about claude.ai.
+DESCRIPTION: Final = Harness(
+    name="claude-ai",
+    display_name="claude.ai",
+    reads="documents",
+    adapter="agentminutes.harness.claude_ai.adapter:ClaudeAIAdapter",
+    roots=None,
+    env=(),
+    patterns=(),
+    archives=None,
+    layout=None,
+    tail=False,
+    vocabulary=None,
+    baseline=None,
+    usage=None,
+    prompt="",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"ClaudeAIAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

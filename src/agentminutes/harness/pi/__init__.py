@@ -1,0 +1,52 @@
+"""pi coding agent sessions (``~/.pi/agent/sessions/``).
+
+The adapter and its rules are in :mod:`.adapter`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home, path
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.pi.adapter import PiAdapter
+
+__all__ = ("DESCRIPTION", "PiAdapter")
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # --<cwd>--/<time>_<id>.jsonl
+    agent_dir = env.get("PI_CODING_AGENT_DIR", "").strip()
+    base = path(agent_dir).expanduser() if agent_dir else home(env) / ".pi" / "agent"
+    return [base / "sessions"]
+
+
+#: Everything the project knows about pi.
+DESCRIPTION: Final = Harness(
+    name="pi",
+    display_name="pi",
+    reads="lines",
+    adapter="agentminutes.harness.pi.adapter:PiAdapter",
+    roots=_roots,
+    env=("PI_CODING_AGENT_DIR",),
+    patterns=("*.jsonl",),
+    archives=None,
+    layout="agentminutes.discovery.layouts.pi:PiLocator",
+    tail=False,
+    vocabulary="agentminutes.drift._harnesses:PI",
+    baseline="agentminutes.drift:baselines/pi.json",
+    # input, output, cacheRead, cacheWrite (input excludes the cache) and the cost
+    # pi priced itself.
+    usage=UsageRule(input_includes_cache=False, cost_key="cost"),
+    prompt="all",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"PiAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
