@@ -419,7 +419,9 @@ def test_worker_processes_read_a_home_as_one_process_does(
     calls: list[int] = []
     workers = report._summarize_in_workers
     monkeypatch.setattr(
-        report, "_summarize_in_workers", lambda todo, jobs: (calls.append(jobs), workers(todo, jobs))
+        report,
+        "_summarize_in_workers",
+        lambda todo, jobs: (calls.append(jobs), workers(todo, jobs)),
     )
     two = report.collect(env=env, cache=SummaryCache(enabled=False), jobs=2)
     assert calls == [2]

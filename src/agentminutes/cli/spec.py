@@ -610,7 +610,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         ("sessions",),
         "List session transcripts in the harnesses' own folders, filtered by identity or time.",
-        run="agentminutes.discovery.sessions:sessions_command",
+        run="agentminutes.view.command:run_sessions",
         options=(
             value(
                 "--harness",
@@ -654,14 +654,30 @@ COMMANDS: Final[tuple[Command, ...]] = (
             ),
             choice(
                 "--format",
-                ("paths", "json", "jsonl"),
-                "paths",
-                "paths (transcript paths, subagents included), json (one array) or jsonl.",
+                ("paths", "json", "jsonl", "table"),
+                None,
+                "paths (transcript paths, subagents included), json (one array), jsonl, or "
+                "table (started, harness, project, title, model, messages, tool calls, tokens, "
+                "cost, path; each shown session is read); default: table on a terminal, paths "
+                "anywhere else.",
                 dest="fmt",
             ),
             flag(
                 "--all-subagents",
                 help="Claude Code: also subagents nested below subagents/ (workflow agents).",
+            ),
+            value(
+                "--limit",
+                "N",
+                "The table: show the first N sessions (default 30; 0: all).",
+                convert=_whole_number,
+            ),
+            choice(
+                "--sort",
+                ("activity", "started", "size", "tokens", "cost", "tools", "messages"),
+                None,
+                "The table's order, largest or newest first (default: activity, the last "
+                "write); tokens, cost, tools and messages read every session found.",
             ),
         ),
         description="Per-file errors go to stderr and set exit status 1 without stopping the "

@@ -197,3 +197,55 @@ def _show(
     render_rich(view, console, full=full)
     page(buffer.getvalue())
     return 0
+
+
+def run_sessions(
+    *,
+    fmt: str | None = None,
+    limit: int | None = None,
+    sort: str | None = None,
+    **values: Any,
+) -> int:
+    """``agentminutes sessions``: on a terminal (or ``--format table``) the table of
+    :mod:`agentminutes.view.listing`; anywhere else what it always printed."""
+    from agentminutes.discovery.sessions import sessions_command
+
+    table = fmt == "table" or (fmt is None and sys.stdout.isatty())
+    if not table:
+        if limit is not None or sort is not None:
+            raise UsageError("--limit and --sort lay out the table; add --format table")
+        return sessions_command(fmt=fmt or "paths", **values)
+    from agentminutes.discovery.sessions import Scan
+    from agentminutes.errors import ScanError
+    from agentminutes.view.listing import sessions_table
+    from agentminutes.view.model import default_pricer
+
+    err = sys.stderr
+
+    def report(exc: ScanError) -> None:
+        print(f"agentminutes: {exc}", file=err, flush=True)
+
+    found = Scan(
+        values["harness"] or None,
+        values["root"] or None,
+        cwd=values["cwd"],
+        session_id=values["session_id"],
+        since=values["since"],
+        until=values["until"],
+        all_subagents=values["all_subagents"],
+        on_error=report,
+    )
+    refs = list(found)
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
+    sessions_table(
+        refs,
+        sys.stdout,
+        limit=30 if limit is None else limit,
+        sort=sort or "activity",
+        width=width,
+        pricer=default_pricer(),
+    )
+    for line in found.details():
+        print(f"agentminutes: {line}", file=err)
+    print(f"agentminutes: {found.summary()}", file=err)
+    return 1 if found.errors else 0
