@@ -250,7 +250,7 @@ def test_cli_usage_errors(home: Path, tmp_path: Path) -> None:
     assert text.startswith('Error: unknown harness "nope"')
     assert err("--harness", "codex", "--format", "xml") == (
         2,
-        'Error: --format "xml": want one of paths, json, jsonl\n' + usage,
+        'Error: --format "xml": want one of paths, json, jsonl, table\n' + usage,
     )
     assert err("--harness", "codex", "--root", str(tmp_path / "nonexist")) == (
         1,
