@@ -121,6 +121,11 @@ class ParseOptions:
             integers past Python's digit limit in exponent form: see
             :mod:`agentminutes.pipeline.verbatim`); off for a caller that
             writes none of it (``stats``), which then skips the cost.
+        kinds: the event kinds the caller reads (``None``: every kind). An
+            adapter may then leave out events of other kinds and skip the work
+            only they need, never the state the wanted kinds depend on; each
+            adapter that does says what such a projected read does not check
+            (``usage`` reads requests: see ``RequestFolder.KINDS``).
     """
 
     permissive: bool = False
@@ -130,6 +135,7 @@ class ParseOptions:
     live: bool = False
     presorted: bool = False
     check_verbatim: bool = True
+    kinds: frozenset[str] | None = None
 
 
 @runtime_checkable
@@ -316,11 +322,13 @@ class BaseAdapter:
     name: ClassVar[str] = ""
     last_checked: ClassVar[str] = ""
     #: Attributes that are configuration, not parsing state (left out of snapshots).
-    _config_attrs: ClassVar[frozenset[str]] = frozenset({"options", "on_skip"})
+    _config_attrs: ClassVar[frozenset[str]] = frozenset({"options", "on_skip", "projected"})
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         self.options = options or ParseOptions()
         self.on_skip = on_skip
+        #: The event kinds the caller reads, when not every kind (``ParseOptions.kinds``).
+        self.projected = self.options.kinds
         self.skipped: dict[str, int] = {}
         self.version = ""
         #: Permissive ``unknown`` events of lines before the session's first record,

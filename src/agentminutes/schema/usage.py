@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple
 
 import msgspec
 
@@ -436,6 +436,12 @@ class RequestFolder:
         #: since then wrote per-request ``assistant.usage`` records.
         self._snapshot: dict[str, _CopilotSnapshot] = {}
         self._per_request = False
+
+    #: The event kinds :meth:`add` reads (what a usage read asks adapters for), and
+    #: ``unknown``, which a summary counts.
+    KINDS: ClassVar[frozenset[str]] = frozenset(
+        {EventKind.SESSION_META, EventKind.ASSISTANT_MESSAGE, EventKind.SYSTEM, EventKind.UNKNOWN}
+    )
 
     def add(self, ev: Event) -> list[Request]:
         """Account for one event; return the requests it completes."""

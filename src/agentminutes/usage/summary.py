@@ -150,7 +150,8 @@ def summarize(
     unknown = 0
     error = ""
     first = True
-    options = ParseOptions(permissive=True, check_verbatim=False)  # usage only
+    # Usage only: no verbatim JSON is written, and only the kinds the fold reads are wanted.
+    options = ParseOptions(permissive=True, check_verbatim=False, kinds=RequestFolder.KINDS)
     try:
         events = (
             ev

@@ -72,6 +72,9 @@ __all__ = ("ClaudeCodeAdapter",)
 #: (the others keep their verbatim JSON, which only the step-by-step path has).
 _USER_KINDS: Final = frozenset({"text", "tool_result"})
 _ASSISTANT_KINDS: Final = frozenset({"text", "thinking", "tool_use"})
+#: The event kinds a user record gives: a projected read that wants none of them
+#: (``ParseOptions.kinds``) does not look into user records' content.
+_FROM_USER: Final = frozenset({EventKind.USER_MESSAGE, EventKind.TOOL_RESULT})
 
 
 class _Fold:
@@ -214,7 +217,13 @@ class ClaudeCodeAdapter(BaseAdapter):
             self.meta_sent = True
             out.extend(self.opening(self._meta(rec, line, lineno)))
         if kind == "user":
-            self._user(rec, line, lineno, out)
+            if self.projected is None or not self.projected.isdisjoint(_FROM_USER):
+                self._user(rec, line, lineno, out)
+            else:
+                # A projected read that wants neither (usage): the record's identity,
+                # version and row digest are taken above; its content is not looked
+                # into, so a malformed message or tool result there is not reported.
+                self.human_turn = False
         elif kind == "assistant":
             self._assistant(rec, line, lineno, out)
         elif kind == "system":
