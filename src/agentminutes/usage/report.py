@@ -166,16 +166,20 @@ def collect(
     for ref in found:
         paths = [ref.path, *(ref.subagent_paths or [])]
         for i, path in enumerate(paths):
-            if path in seen:
+            # A session of a source that holds several (an OpenCode database) is read,
+            # and cached, as that one conversation.
+            conversation = _conversation(ref) if i == 0 else None
+            key = f"{path}#{conversation}" if conversation else path
+            if key in seen:
                 continue
-            seen.add(path)
+            seen.add(key)
             try:
                 st = os.stat(path)
             except OSError as exc:
                 error(f"{ref.meta.harness}: {path}: {exc.strerror or exc}")
                 continue
             name = ref.meta.harness
-            summary = cache.get(path, st)
+            summary = cache.get(key, st)
             end = lines_end(path, st.st_size) if complete_lines else None
             if end is not None and end != st.st_size:
                 summary = None  # a cached summary read the partial last line too
@@ -184,7 +188,7 @@ def collect(
             elif name not in USAGE_RULES:
                 meta = ref.meta if i == 0 else msgspec_replace_subagent(ref.meta)
                 summary = TranscriptSummary(
-                    path=path,
+                    path=key,
                     size=st.st_size,
                     mtime_ns=st.st_mtime_ns,
                     meta=meta,
@@ -194,7 +198,7 @@ def collect(
                 out.parsed += 1
             elif on_file is not None and i:
                 on_file(path)
-            pending.append(_Pending(ref.meta, path, name, st, end, summary))
+            pending.append(_Pending(ref.meta, path, name, st, end, summary, conversation))
     _summarize_all([p for p in pending if p.summary is None], jobs)
     for p in pending:
         summary = p.summary
@@ -243,6 +247,8 @@ class _Pending:
     st: os.stat_result
     end: int | None
     summary: TranscriptSummary | None
+    #: The one session to read of a source that holds several (``None``: the whole file).
+    conversation: str | None = None
     parsed: bool = False
 
 
@@ -265,15 +271,34 @@ def _summarize_all(todo: list[_Pending], jobs: int | None) -> None:
         _summarize_in_workers(todo, jobs)
         return
     for p in todo:
-        p.summary = summarize(p.path, p.harness, p.st.st_size, p.st.st_mtime_ns, end=p.end)
+        p.summary = summarize(
+            p.path,
+            p.harness,
+            p.st.st_size,
+            p.st.st_mtime_ns,
+            end=p.end,
+            conversation=p.conversation,
+        )
         p.parsed = True
 
 
-def _summarize_batch(work: list[tuple[str, str, int, int, int | None]]) -> bytes:
+def _summarize_batch(work: list[tuple[str, str, int, int, int | None, str | None]]) -> bytes:
     """A worker's task: the summaries of *work*, encoded (a msgspec array, cheap to send)."""
     import msgspec
 
-    return msgspec.msgpack.encode([summarize(*item[:4], end=item[4]) for item in work])
+    return msgspec.msgpack.encode(
+        [summarize(*item[:4], end=item[4], conversation=item[5]) for item in work]
+    )
+
+
+def _conversation(ref: Any) -> str | None:
+    """The conversation id of a session kept in a document store, ``None`` for a transcript."""
+    from agentminutes.harness.registry import described
+
+    found = described(ref.meta.harness)
+    if found is None or found.reads != "documents":
+        return None
+    return str(ref.meta.subagent_id or ref.meta.session_id) or None
 
 
 def _summarize_in_workers(todo: list[_Pending], jobs: int) -> None:
@@ -299,7 +324,10 @@ def _summarize_in_workers(todo: list[_Pending], jobs: int) -> None:
         futures = [
             pool.submit(
                 _summarize_batch,
-                [(p.path, p.harness, p.st.st_size, p.st.st_mtime_ns, p.end) for p in task],
+                [
+                    (p.path, p.harness, p.st.st_size, p.st.st_mtime_ns, p.end, p.conversation)
+                    for p in task
+                ],
             )
             for task in tasks
         ]

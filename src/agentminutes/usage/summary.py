@@ -131,7 +131,13 @@ def lines_end(path: str, size: int) -> int:
 
 
 def summarize(
-    path: str, harness: str, size: int = -1, mtime_ns: int = -1, *, end: int | None = None
+    path: str,
+    harness: str,
+    size: int = -1,
+    mtime_ns: int = -1,
+    *,
+    end: int | None = None,
+    conversation: str | None = None,
 ) -> TranscriptSummary:
     """Parse the transcript at *path* (of *harness*) into its summary; errors are kept, not raised.
 
@@ -139,6 +145,8 @@ def summarize(
     reading (what the cache is keyed by: a transcript that grows while it is
     read is summarized again next time). *end*: read a line transcript up to
     that offset only (:func:`lines_end`; a whole document is read whole).
+    *conversation*: the one session to read of a source that holds several (an
+    OpenCode database); the summary's ``path`` is then ``<path>#<conversation>``.
     """
     from agentminutes.harness import ParseOptions
     from agentminutes.pipeline.sync import sync_feeds
@@ -155,7 +163,7 @@ def summarize(
     try:
         events = (
             ev
-            for batches, _ in sync_feeds(path, None, False, harness, options, limit=end)
+            for batches, _ in sync_feeds(path, conversation, False, harness, options, limit=end)
             for batch in batches
             for ev in batch.events
         )
@@ -174,7 +182,7 @@ def summarize(
     except OSError as exc:
         error = f"{path}: {exc.strerror or exc}"
     return TranscriptSummary(
-        path=path,
+        path=f"{path}#{conversation}" if conversation else path,
         size=size,
         mtime_ns=mtime_ns,
         meta=meta,
