@@ -3,7 +3,8 @@
 
 Every transcript under ``fixtures/<harness>/`` (``.jsonl``, ``.json``, ``.log``;
 not ``.meta.json`` sidecars) of a harness that drift scanning covers feeds that
-harness's baseline, ``src/agentminutes/drift/baselines/<harness>.json``. Each
+harness's baseline, where its description says
+(``src/agentminutes/harness/<name>/baselines/<harness>.json``). Each
 fixture must be detected as its folder's harness and parse strictly; the
 baseline records which fixtures, of which harness versions, fed it. Absorbing a
 format change is: add a transcript of the new release to ``fixtures/``, run this
@@ -37,6 +38,7 @@ from agentminutes.drift import (
     encode_baseline,
     read_vocab,
 )
+from agentminutes.drift._baseline import baseline_place
 from agentminutes.harness import ParseOptions, version_newer
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.pipeline.detect import detect
@@ -45,7 +47,7 @@ from agentminutes.schema import EventKind
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-OUT = ROOT / "src" / "agentminutes" / "drift" / "baselines"
+SRC = ROOT / "src"
 
 SUFFIXES = (".jsonl", ".json", ".log")
 
@@ -150,22 +152,39 @@ def build(harness: str, until: str = "") -> Baseline:
     return baseline_from_vocab(vocab, version=newest, fixtures=fixtures)
 
 
-def planned(eras: list[str]) -> dict[str, bytes]:
-    """Every baseline file to write, by file name: one per harness, plus the era files."""
-    files: dict[str, bytes] = {}
+def out_folder(harness: str) -> Path:
+    """The folder of *harness*'s baselines (its description's ``baseline``, in the source tree)."""
+    place = baseline_place(harness)
+    if place is None:
+        raise BuildError(f"{harness}: its description names no baseline")
+    package, folder, _ = place
+    return SRC.joinpath(*package.split("."), folder)
+
+
+def _file(harness: str, era: str = "") -> Path:
+    place = baseline_place(harness)
+    assert place is not None
+    return out_folder(harness) / f"{place[2]}{'@' + era if era else ''}.json"
+
+
+def planned(eras: list[str]) -> dict[Path, bytes]:
+    """Every baseline file to write, by path: one per harness, plus the era files."""
+    files: dict[Path, bytes] = {}
     for harness in VOCABULARIES:
         if fixture_files(harness):
-            files[f"{harness}.json"] = encode_baseline(build(harness))
+            files[_file(harness)] = encode_baseline(build(harness))
     wanted = set(eras)
-    if OUT.is_dir():
-        wanted.update(p.stem for p in OUT.glob("*@*.json"))
+    for harness in VOCABULARIES:
+        folder = out_folder(harness)
+        if folder.is_dir():
+            wanted.update(p.stem for p in folder.glob("*@*.json"))
     for era in sorted(wanted):
         harness, _, until = era.partition("@")
         if harness not in VOCABULARIES or not until:
             raise BuildError(
                 f"{era}: want HARNESS@VERSION with HARNESS one of {sorted(VOCABULARIES)}"
             )
-        files[f"{era}.json"] = encode_baseline(build(harness, until))
+        files[_file(harness, until)] = encode_baseline(build(harness, until))
     return files
 
 
@@ -182,27 +201,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build_drift_baselines: {exc}", file=sys.stderr)
         return 1
     stale = sorted(
-        name
-        for name, data in files.items()
-        if not (OUT / name).is_file() or (OUT / name).read_bytes() != data
+        path for path, data in files.items() if not path.is_file() or path.read_bytes() != data
     )
-    extra = (
-        sorted(p.name for p in OUT.glob("*.json") if p.name not in files) if OUT.is_dir() else []
+    folders = {out_folder(h) for h in VOCABULARIES}
+    extra = sorted(
+        p for folder in folders if folder.is_dir() for p in folder.glob("*.json") if p not in files
     )
     if args.check:
-        for name in stale:
-            print(f"out of date: {name}", file=sys.stderr)
-        for name in extra:
-            print(f"no fixtures for: {name}", file=sys.stderr)
+        for path in stale:
+            print(f"out of date: {path.relative_to(ROOT)}", file=sys.stderr)
+        for path in extra:
+            print(f"no fixtures for: {path.relative_to(ROOT)}", file=sys.stderr)
         return 1 if stale or extra else 0
-    OUT.mkdir(parents=True, exist_ok=True)
-    for name in stale:
-        (OUT / name).write_bytes(files[name])
-    for name in extra:
-        (OUT / name).unlink()
-    for name, data in files.items():
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(files[path])
+    for path in extra:
+        path.unlink()
+    for path, data in files.items():
         types = len(msgspec.json.decode(data, type=Baseline).record_types)
-        print(f"{name}: {'written' if name in stale else 'unchanged'} ({types} record types)")
+        state = "written" if path in stale else "unchanged"
+        print(f"{path.relative_to(ROOT)}: {state} ({types} record types)")
     return 0
 
 

@@ -6,9 +6,11 @@
   :class:`ScanReport`; ``agentminutes drift scan`` prints it.
 * :func:`build_baseline` makes a :class:`Baseline` from transcripts;
   ``scripts/build_drift_baselines.py`` runs it over ``fixtures/<harness>/`` and
-  writes ``agentminutes/drift/baselines/<harness>.json``.
+  writes each harness's baseline where its description says
+  (``agentminutes/harness/<name>/baselines/<harness>.json``).
 * Each harness's rules (how its records are typed, which values are
-  vocabulary) are a :class:`Vocabulary` in :data:`VOCABULARIES`.
+  vocabulary) are a :class:`Vocabulary` declared in its folder
+  (``harness/<name>/drift.py``); :data:`VOCABULARIES` is a view of the registry.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from agentminutes.drift._baseline import (
 )
 from agentminutes.drift._harnesses import VOCABULARIES, vocabulary
 from agentminutes.drift._scan import Category, Finding, ScanReport, read_vocab, scan, scan_command
-from agentminutes.drift._vocab import Vocab, VocabError, Vocabulary
+from agentminutes.harness.drift_vocabulary import Vocab, VocabError, Vocabulary
 
 __all__ = (
     "BASELINE_FORMAT",

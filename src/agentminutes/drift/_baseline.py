@@ -1,6 +1,6 @@
 """Baselines: the vocabulary of the transcripts an adapter was checked against, shipped as data.
 
-A baseline file (``agentminutes/drift/baselines/<harness>.json``) is built by
+A baseline file (in the harness folder, where its description says: ``harness/<name>/baselines/<harness>.json``) is built by
 ``scripts/build_drift_baselines.py`` from the project's own fixtures
 (``fixtures/<harness>/``) and records which fixtures, of which harness
 versions, fed it::
@@ -38,7 +38,7 @@ from typing import Final
 
 import msgspec
 
-from agentminutes.drift._vocab import Vocab
+from agentminutes.harness.drift_vocabulary import Vocab
 from agentminutes.versions import version_newer
 
 __all__ = (
@@ -127,13 +127,32 @@ _DECODER: Final = msgspec.json.Decoder(Baseline)
 
 def shipped_baselines(harness: str) -> list[Baseline]:
     """Every baseline the package ships for *harness* (its main file and any era files)."""
-    folder = importlib.resources.files("agentminutes.drift") / "baselines"
+    place = baseline_place(harness)
+    if place is None:
+        return []
+    package, folder, stem = place
     found: list[Baseline] = []
-    for entry in folder.iterdir():
+    for entry in (importlib.resources.files(package) / folder).iterdir():
         name = entry.name
-        if name == f"{harness}.json" or (name.startswith(f"{harness}@") and name.endswith(".json")):
+        if name == f"{stem}.json" or (name.startswith(f"{stem}@") and name.endswith(".json")):
             found.append(_DECODER.decode(entry.read_bytes()))
     return found
+
+
+def baseline_place(harness: str) -> tuple[str, str, str] | None:
+    """Where *harness*'s description puts its baseline: package, folder in it, file stem.
+
+    Era baselines (``<stem>@<version>.json``) lie beside the main one. ``None``
+    for a harness without a baseline.
+    """
+    from agentminutes.harness.registry import described
+
+    found = described(harness)
+    if found is None or found.baseline is None:
+        return None
+    package, _, rel = found.baseline.partition(":")
+    folder, _, name = rel.rpartition("/")
+    return package, folder, name.removesuffix(".json")
 
 
 def select_baseline(candidates: list[Baseline], version: str) -> Baseline | None:

@@ -17,7 +17,6 @@ from enum import IntEnum
 
 from agentminutes.drift._baseline import Baseline, Diff, diff, load_baseline
 from agentminutes.drift._harnesses import VOCABULARIES, vocabulary
-from agentminutes.drift._vocab import Vocab, VocabError
 from agentminutes.errors import AgentminutesError, ParseError, SourceError
 from agentminutes.harness import (
     SNIFF_BYTES,
@@ -26,6 +25,7 @@ from agentminutes.harness import (
     document_adapter_class,
     version_newer,
 )
+from agentminutes.harness.drift_vocabulary import Vocab, VocabError
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.pipeline.sources import LineSplitter, open_error
 from agentminutes.schema import EventKind

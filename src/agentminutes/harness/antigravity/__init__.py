@@ -36,8 +36,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.antigravity:AntigravityLocator",
     tail=False,
-    vocabulary="agentminutes.drift._harnesses:ANTIGRAVITY",
-    baseline="agentminutes.drift:baselines/antigravity.json",
+    vocabulary="agentminutes.harness.antigravity.drift:VOCABULARY",
+    baseline="agentminutes.harness.antigravity:baselines/antigravity.json",
     usage=None,
     prompt="",
 )

@@ -51,8 +51,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.claude_code:ClaudeCodeLocator",
     tail=False,
-    vocabulary="agentminutes.drift._harnesses:CLAUDE_CODE",
-    baseline="agentminutes.drift:baselines/claude-code.json",
+    vocabulary="agentminutes.harness.claude_code.drift:VOCABULARY",
+    baseline="agentminutes.harness.claude_code:baselines/claude-code.json",
     # Anthropic Messages API usage: input excludes the cache; thinking is inside
     # output and not reported apart.
     usage=UsageRule(

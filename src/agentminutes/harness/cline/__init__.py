@@ -56,8 +56,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.cline:ClineLocator",
     tail=True,
-    vocabulary="agentminutes.drift._harnesses:CLINE",
-    baseline="agentminutes.drift:baselines/cline.json",
+    vocabulary="agentminutes.harness.cline.drift:VOCABULARY",
+    baseline="agentminutes.harness.cline:baselines/cline.json",
     # api_req_started: tokensIn excludes cacheReads and cacheWrites; cost is
     # usage.cost; message ids are <task id>:<record>.
     usage=UsageRule(input_includes_cache=False, key_rule="message"),

@@ -92,8 +92,8 @@ DESCRIPTION: Final = Harness(
     archives=_archives,
     layout="agentminutes.discovery.layouts.codex:CodexLocator",
     tail=False,
-    vocabulary="agentminutes.drift._harnesses:CODEX",
-    baseline="agentminutes.drift:baselines/codex.json",
+    vocabulary="agentminutes.harness.codex.drift:VOCABULARY",
+    baseline="agentminutes.harness.codex:baselines/codex.json",
     # OpenAI Responses usage: input includes cached_input_tokens; reasoning is in
     # the token_count records (RequestFolder reads it there), not on the message.
     usage=UsageRule(input_includes_cache=True, key_rule=""),

@@ -73,8 +73,8 @@ DESCRIPTION: Final = Harness(
     archives=_archives,
     layout="agentminutes.discovery.layouts.copilot:CopilotLocator",
     tail=False,
-    vocabulary="agentminutes.drift._harnesses:COPILOT",
-    baseline="agentminutes.drift:baselines/copilot.json",
+    vocabulary="agentminutes.harness.copilot.drift:VOCABULARY",
+    baseline="agentminutes.harness.copilot:baselines/copilot.json",
     # Copilot CLI records no usage on its messages (convert keeps them usage-free, as
     # the reference does): RequestFolder reads the assistant.usage records and the
     # session.shutdown metrics, whose inputTokens count the cache reads and writes.

@@ -110,8 +110,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.gemini_cli:GeminiCliLocator",
     tail=False,
-    vocabulary="agentminutes.drift._harnesses:GEMINI_CLI",
-    baseline="agentminutes.drift:baselines/gemini-cli.json",
+    vocabulary="agentminutes.harness.gemini_cli.drift:VOCABULARY",
+    baseline="agentminutes.harness.gemini_cli:baselines/gemini-cli.json",
     # The adapter maps promptTokenCount - cached (+ tool prompt) to input and adds
     # the thoughts to output; extra.thoughts is the reasoning part.
     usage=UsageRule(input_includes_cache=False, reasoning_key="thoughts"),

@@ -56,8 +56,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.opencode:OpenCodeLocator",
     tail=True,
-    vocabulary="agentminutes.drift._harnesses:OPENCODE",
-    baseline="agentminutes.drift:baselines/opencode.json",
+    vocabulary="agentminutes.harness.opencode.drift:VOCABULARY",
+    baseline="agentminutes.harness.opencode:baselines/opencode.json",
     # Input excludes cache.read and cache.write; the adapter adds the reasoning
     # (extra.reasoning) to output; cost is usage.cost; message ids are globally unique
     # (msg_…).

@@ -38,8 +38,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.pi:PiLocator",
     tail=False,
-    vocabulary="agentminutes.drift._harnesses:PI",
-    baseline="agentminutes.drift:baselines/pi.json",
+    vocabulary="agentminutes.harness.pi.drift:VOCABULARY",
+    baseline="agentminutes.harness.pi:baselines/pi.json",
     # input, output, cacheRead, cacheWrite (input excludes the cache) and the cost
     # pi priced itself.
     usage=UsageRule(input_includes_cache=False, cost_key="cost"),

@@ -39,8 +39,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.qwen_code:QwenCodeLocator",
     tail=False,
-    vocabulary="agentminutes.drift._harnesses:QWEN_CODE",
-    baseline="agentminutes.drift:baselines/qwen-code.json",
+    vocabulary="agentminutes.harness.qwen_code.drift:VOCABULARY",
+    baseline="agentminutes.harness.qwen_code:baselines/qwen-code.json",
     # The adapter subtracts the cached tokens from promptTokenCount;
     # thoughtsTokenCount is the reasoning part of output.
     usage=UsageRule(input_includes_cache=False, reasoning_key="thoughtsTokenCount"),

@@ -11,8 +11,10 @@ Records are decoded lazily, one object level at a time, into ``msgspec.Raw``
 values: a multi-megabyte tool result is scanned, never materialized.
 
 How each harness names its record types and where its churn hides is a
-:class:`Vocabulary`, declared in :mod:`agentminutes.drift._harnesses`; the
-adapters themselves are not involved.
+:class:`Vocabulary`, declared in the harness's folder (``harness/<name>/drift.py``,
+named by its description's ``vocabulary``); the adapters themselves are not
+involved. The type lives in the harness layer so the folders can declare it;
+the scan that uses it is :mod:`agentminutes.drift`.
 """
 
 from __future__ import annotations
@@ -35,9 +37,13 @@ __all__ = (
     "as_list",
     "as_obj",
     "as_str",
+    "prefixes",
     "reach",
+    "read_file",
+    "split_document",
     "string_at",
     "type_field",
+    "typed_by",
 )
 
 #: A JSON object one level deep: its keys, each value still undecoded.
@@ -357,3 +363,62 @@ class Vocab:
         for record in records:
             self.add(record)
         return bool(records)
+
+
+# -- helpers for the harnesses' vocabularies ----------------------------------------
+
+
+def prefixes(rules: dict[str, tuple[str, ...]]) -> Callable[[str, str], str | None]:
+    """A normalizer: values of a path that start with one of its prefixes are not vocabulary."""
+
+    def normalize(path: str, value: str) -> str | None:
+        for prefix in rules.get(path, ()):
+            if value.startswith(prefix):
+                return None
+        return value
+
+    return normalize
+
+
+def typed_by(base: str, field: str) -> Callable[[Obj], str]:
+    """Record type ``type``, refined to ``type/<field>`` for records of type *base*."""
+
+    def record_type(record: Obj) -> str:
+        rtype = type_field(record)
+        if rtype == base:
+            sub = string_at(record, field)
+            if sub:
+                return f"{rtype}/{sub}"
+        return rtype
+
+    return record_type
+
+
+def split_document(
+    doc: Raw, top: str, arrays: dict[str, tuple[str, str]]
+) -> Iterator[tuple[str, Obj]]:
+    """The records of a document object: itself as *top*, and the elements of *arrays*.
+
+    *arrays* maps an array key to ``(prefix, field)``: each element object is a
+    record of type ``prefix + element[field]``.
+    """
+    obj = as_obj(doc)
+    if obj is None:
+        return
+    yield top, obj
+    for key, (prefix, name) in arrays.items():
+        items = obj.get(key)
+        for item in (as_list(items) or []) if items is not None else []:
+            rec = as_obj(item)
+            if rec is not None:
+                sub = rec.get(name)
+                yield prefix + ((as_str(sub) if sub is not None else None) or UNTYPED), rec
+
+
+def read_file(path: str) -> bytes | None:
+    """The bytes of the file at *path* (a UTF-8 BOM dropped), or ``None`` when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().removeprefix(b"\xef\xbb\xbf")
+    except OSError:
+        return None

@@ -1,0 +1,56 @@
+"""Cline's drift vocabulary: where its format hides its churn (read by :mod:`agentminutes.drift`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from msgspec import Raw
+
+from agentminutes.harness.drift_vocabulary import (
+    UNTYPED,
+    Obj,
+    Vocabulary,
+    as_list,
+    as_obj,
+    prefixes,
+    read_file,
+    string_at,
+)
+
+__all__ = ("VOCABULARY",)
+
+
+def _cline_source(path: str) -> Iterator[tuple[str, Obj]]:
+    """A task folder's records: API messages by role, UI messages by type, the metadata."""
+    import os
+
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    for name, prefix in (("api_conversation_history.json", "api"), ("ui_messages.json", "ui")):
+        data = read_file(os.path.join(folder, name))
+        for item in (as_list(Raw(data)) or []) if data else []:
+            rec = as_obj(item)
+            if rec is None:
+                continue
+            if prefix == "api":
+                yield f"api/{string_at(rec, 'role') or UNTYPED}", rec
+            else:
+                # ui/say and ui/ask: their kinds (dozens, growing) are discriminator values.
+                yield f"ui/{string_at(rec, 'type') or UNTYPED}", rec
+    data = read_file(os.path.join(folder, "task_metadata.json"))
+    rec = as_obj(Raw(data)) if data else None
+    if rec is not None:
+        yield "task_metadata", rec
+
+
+VOCABULARY: Final = Vocabulary(
+    harness="cline",
+    discriminators={
+        "api": ("content[].type", "content[].name"),
+        "ui/say": ("say",),
+        "ui/ask": ("ask",),
+    },
+    deep={"api/assistant": ("content[]", "metrics.tokens"), "api/user": ("content[]",)},
+    normalize=prefixes({"content[].name": ("use_mcp_tool",)}),
+    source=_cline_source,
+)
