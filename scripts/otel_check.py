@@ -7,7 +7,7 @@ For each harness, over every session of every fixture (``fixtures/<harness>/``,
 goldens and sidecars excluded):
 
 * **otlp-json**: the session's spans, encoded as ``convert --format otlp-json``
-  encodes them (:func:`agentminutes.export.otel.encode_otlp_json`), parsed by
+  encodes them (:func:`agentminutes.formats.otlp_json.encode_otlp_json`), parsed by
   ``opentelemetry-proto``'s JSON parser into ``ExportTraceServiceRequest``
   (ids handed over as base64, the one documented OTLP/JSON deviation); span
   counts compared with assistant messages + tool calls + 1 + subagents; token
@@ -85,8 +85,8 @@ def main() -> int:
     import atif
 
     from agentminutes import iter_sessions
-    from agentminutes.export.atif import trajectory
-    from agentminutes.export.otel import encode_otlp_json, project
+    from agentminutes.formats.atif import trajectory
+    from agentminutes.formats.otlp_json import encode_otlp_json, project
     from agentminutes.harness import ADAPTERS, DOCUMENT_ADAPTERS
     from agentminutes.schema.summary import PROMPT_RULES, with_prompt_total
     from agentminutes.schema.usage import requests

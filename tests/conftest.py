@@ -16,10 +16,11 @@ from typing import Any
 import anyio
 import pytest
 
+from agentminutes.formats.json import SessionJsonSink
+from agentminutes.formats.stats import StatsSink
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Batch, apply_stages
 from agentminutes.pipeline.conversion import Conversion, open_chunks
-from agentminutes.sinks import SessionJsonSink, StatsSink
 from agentminutes.stages import promotions, truncate_payloads
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("schema",),
     ("harness",),
     ("pipeline",),
-    ("stages", "sinks"),
+    ("stages", "sinks", "formats"),
     ("discovery", "export", "drift"),
     ("live",),
     ("api", "__init__"),

@@ -56,7 +56,7 @@ def test_without_pyarrow_one_line_says_how_to_install_it(tmp_path: Path) -> None
 def test_the_core_does_not_import_pyarrow() -> None:
     code = (
         "import sys\n"
-        "import agentminutes, agentminutes.export, agentminutes.export.acp\n"
+        "import agentminutes, agentminutes.export, agentminutes.formats.acp\n"
         f"agentminutes.load({str(CC)!r})\n"
         "from agentminutes.cli import main\n"
         f"main(['stats', {str(CC)!r}])\n"

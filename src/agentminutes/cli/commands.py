@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from functools import partial
-from typing import IO, Any, NamedTuple, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
-from agentminutes.cli.many import run_many, transcript_list
+from agentminutes.cli.many import ALL_EXTENSION, run_many, transcript_list
 from agentminutes.errors import UsageError
+from agentminutes.formats import FORMATS, Format, Options, format_named, offered
 from agentminutes.harness import ParseOptions
-from agentminutes.pipeline.batch import Stage, apply_stages
+from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.pipeline.documents import Feed, feeds
-from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
 from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
 from agentminutes.stages.redact import chosen, redaction
+
+if TYPE_CHECKING:
+    from agentminutes.formats.losses import LossReport
 
 __all__ = (
     "CONVERT_FORMATS",
@@ -30,8 +33,8 @@ __all__ = (
     "run_stats",
 )
 
-#: The formats of ``convert --format``.
-CONVERT_FORMATS = ("json", "jsonl", "acp", "otlp-json", "atif")
+#: The formats of ``convert --format`` (the formats' table's, :mod:`agentminutes.formats`).
+CONVERT_FORMATS = offered("convert")
 
 
 _T = TypeVar("_T")
@@ -70,82 +73,23 @@ def _feed(
     return Feed(apply_stages(feed.batches, stages), feed.skipped, feed.white_space)
 
 
-async def _convert(fmt: str, output: str | None, job: Feed, otel_content: bool = False) -> None:
-    if fmt == "acp":
-        await _convert_acp(output, job)
-        return
-    if fmt == "otlp-json":
-        with open_output(output, atomic=False) as stream:
-            await _write_otlp_json(stream, job, flush=output is None, content=otel_content)
-        return
-    if fmt == "atif":
-        with open_output(output, atomic=True) as stream:
-            await _write_atif(stream, job)
-        return
-    if fmt == "jsonl":
-        with open_output(output, atomic=False) as stream:
-            events = await _write_jsonl(stream, job, flush=output is None)
-        _skip_summary(events, job.skipped(), job.white_space())
-        return
-    with open_output(output, atomic=True) as stream:
-        await _write_session(stream, job)
+async def _convert(fmt: Format, output: str | None, job: Feed, options: Options) -> None:
+    """Write *job* as *fmt* to *output*, then its skip and loss lines on stderr."""
+    from agentminutes.formats.write import write_feed
+
+    with open_output(output, atomic=not fmt.streams) as stream:
+        written = await write_feed(
+            fmt, stream, job, options=options, flush=fmt.streams and output is None
+        )
+    if not fmt.counts_skips:
+        _skip_summary(written.events, job.skipped(), job.white_space())
+    _loss_line(fmt, written.loss)
 
 
-async def _write_jsonl(stream: IO[bytes], job: Feed, *, flush: bool) -> int:
-    """Write *job*'s events as JSONL; return how many."""
-    jsonl = JsonlSink(stream, flush=flush)
-    events = 0
-    async for batch in job.batches:
-        events += len(batch.events)
-        await jsonl.send(batch)
-    await jsonl.aclose()
-    return events
-
-
-async def _write_session(stream: IO[bytes], job: Feed, indent: int = 2) -> int:
-    """Write *job* as the whole-session JSON document; return its event count."""
-    sink = SessionJsonSink(stream, indent=indent)
-    events = 0
-    async for batch in job.batches:
-        events += len(batch.events)
-        await sink.send(batch)
-    sink.finish(job.skipped())
-    await sink.aclose()
-    return events
-
-
-async def _convert_acp(output: str | None, job: Feed) -> None:
-    """Stream the session as ACP ``session/update`` notifications, one JSON-RPC message a line."""
-    with open_output(output, atomic=False) as stream:
-        await _write_acp(stream, job, flush=output is None)
-
-
-async def _write_acp(stream: IO[bytes], job: Feed, *, flush: bool) -> int:
-    """Write *job* as ACP notifications, then its skip and ACP summaries; return its events."""
-    import msgspec
-
-    from agentminutes.export.acp import Notification, Projector, SessionNotification
-
-    projector = Projector()
-    encoder = msgspec.json.Encoder()
-    events = 0
-    buf = bytearray()
-    async for batch in job.batches:
-        del buf[:]
-        for ev in batch.events:
-            for update in projector.project(ev):
-                params = SessionNotification(projector.session_id, update)
-                encoder.encode_into(Notification(params=params), buf, -1)
-                buf += b"\n"
-        events += len(batch.events)
-        if buf:
-            stream.write(buf)
-            if flush:
-                stream.flush()
-    stream.flush()
-    _skip_summary(events, job.skipped(), job.white_space())
-    print(f"agentminutes: acp: {projector.report().summary()}", file=sys.stderr)
-    return events
+def _loss_line(fmt: Format, loss: LossReport | None) -> None:
+    """What *fmt* could not carry, on stderr (nothing for a format that carries it all)."""
+    if loss is not None:
+        print(f"agentminutes: {fmt.name}: {loss.summary()}", file=sys.stderr)
 
 
 async def _convert_all(
@@ -156,21 +100,22 @@ async def _convert_all(
     stages: list[Stage],
 ) -> None:
     """Every session of *transcript*, one whole-session JSON document per line."""
+    from agentminutes.formats.write import write_feed
+
     sessions = events = 0
     skipped: dict[str, int] = {}
     with open_output(output, atomic=output is not None) as stream:
         for feed in feeds(transcript, harness, options, every=True, sync=True):
-            sink = SessionJsonSink(stream, indent=0)
-            async for batch in apply_stages(feed.batches, stages):
-                events += len(batch.events)
-                await sink.send(batch)
-            counts = feed.skipped()
-            sink.finish(counts)
-            await sink.aclose()
+            job = Feed(apply_stages(feed.batches, stages), feed.skipped, feed.white_space)
+            events += (await write_feed(FORMATS["json"], stream, job, options=_ONE_LINE)).events
             sessions += 1
-            for k, v in counts.items():
+            for k, v in job.skipped().items():
                 skipped[k] = skipped.get(k, 0) + v
     _skip_summary(events, skipped, sessions=f"{sessions} sessions, ")
+
+
+#: Documents one a line (``--all``, several transcripts into one output).
+_ONE_LINE: Final = Options(indent=0)
 
 
 def _with_white_space(job: Feed) -> dict[str, int]:
@@ -219,61 +164,6 @@ def _options(
     )
 
 
-#: Spans per OTLP/JSON line: a line is one export request, kept to a size collectors take.
-_OTLP_SPANS_PER_LINE = 512
-
-
-async def _write_otlp_json(stream: IO[bytes], job: Feed, *, flush: bool, content: bool) -> int:
-    """Write *job* as OTLP/JSON trace requests (one ``ExportTraceServiceRequest`` a line,
-    as the collector's ``otlpjsonfile`` receiver reads them), a line once it holds
-    :data:`_OTLP_SPANS_PER_LINE` finished spans, the rest at the end; then the skip and
-    loss summaries. Returns the event count."""
-    from agentminutes.export.otel import Span, SpanProjector, encode_otlp_json
-
-    projector = SpanProjector("", content=content)
-    events = 0
-    pending: list[Span] = []
-
-    def write() -> None:
-        stream.write(encode_otlp_json(pending, harness=projector.harness) + b"\n")
-        if flush:
-            stream.flush()
-        pending.clear()
-
-    async for batch in job.batches:
-        for ev in batch.events:
-            pending.extend(projector.project(ev))
-            if len(pending) >= _OTLP_SPANS_PER_LINE:
-                write()
-        events += len(batch.events)
-    pending.extend(projector.finish())
-    write()
-    stream.flush()
-    _skip_summary(events, job.skipped(), job.white_space())
-    print(f"agentminutes: otlp-json: {projector.report().summary()}", file=sys.stderr)
-    return events
-
-
-async def _write_atif(stream: IO[bytes], job: Feed) -> int:
-    """Write *job* as one ATIF v1.8 trajectory document (one line), then the skip and loss
-    summaries. Returns the event count."""
-    import msgspec
-
-    from agentminutes.export.atif import TrajectoryBuilder
-
-    builder = TrajectoryBuilder()
-    events = 0
-    async for batch in job.batches:
-        for ev in batch.events:
-            builder.add(ev)
-        events += len(batch.events)
-    doc, loss = builder.finish()
-    stream.write(msgspec.json.encode(doc) + b"\n")
-    _skip_summary(events, job.skipped(), job.white_space())
-    print(f"agentminutes: atif: {loss.summary()}", file=sys.stderr)
-    return events
-
-
 class _StatsUsage(NamedTuple):
     """``stats --usage``: the block is asked for; how it is priced."""
 
@@ -299,61 +189,45 @@ def _with_usage(document: bytes, block: dict[str, Any], indent: int) -> bytes:
 async def _stats_document(
     job: Feed, usage: _StatsUsage | None, indent: int
 ) -> tuple[bytes, Any, int]:
-    """The stats JSON of *job* (with the usage block when asked), its usage report, its events."""
+    """The stats JSON of *job* (with the usage block when asked), its usage report (``None``
+    when not asked) and its event count."""
     import io
 
-    from agentminutes.usage.stats import UsageFold, block_json
+    from agentminutes.formats.write import write_feed
 
     buffer = io.BytesIO()
-    sink = StatsSink(buffer, indent=indent)
+    if usage is None:
+        written = await write_feed(FORMATS["stats"], buffer, job, options=Options(indent=indent))
+        return buffer.getvalue(), None, written.events
+    from agentminutes.usage.stats import UsageFold, block_json
+
     fold = UsageFold()
-    events = 0
-    async for batch in job.batches:
-        events += len(batch.events)
-        fold.add(batch.events)
-        await sink.send(batch)
-    sink.finish()
-    report = fold.report(usage.pricer() if usage is not None else None)
+
+    async def folded(batches: AsyncIterator[Batch]) -> AsyncIterator[Batch]:
+        async for batch in batches:
+            fold.add(batch.events)
+            yield batch
+
+    tapped = Feed(folded(job.batches), job.skipped, job.white_space)
+    written = await write_feed(FORMATS["stats"], buffer, tapped, options=Options(indent=indent))
+    report = fold.report(usage.pricer())
     data = _with_usage(buffer.getvalue(), block_json(report, fold.harness), indent)
-    return data, report, events
+    return data, report, written.events
 
 
 async def _stats(
     output: str | None, job: Feed, fmt: str, title: str, usage: _StatsUsage | None = None
 ) -> None:
-    if usage is not None:
-        data, report, _ = await _stats_document(job, usage, 2)
-        if fmt == "table":
-            import msgspec
-
-            from agentminutes.schema import Stats
-
-            _table(msgspec.json.decode(data, type=Stats), title, output, report)
-            return
-        with open_output(output, atomic=True) as stream:
-            stream.write(data)
-        return
+    data, report, _ = await _stats_document(job, usage, 2)
     if fmt == "table":
-        import io
-
         import msgspec
 
         from agentminutes.schema import Stats
 
-        buffer = io.BytesIO()
-        sink = StatsSink(buffer)
-        async for batch in job.batches:
-            await sink.send(batch)
-        sink.finish()
-        await sink.aclose()
-        _table(msgspec.json.decode(buffer.getvalue(), type=Stats), title, output)
+        _table(msgspec.json.decode(data, type=Stats), title, output, report)
         return
     with open_output(output, atomic=True) as stream:
-        sink = StatsSink(stream)
-        async for batch in job.batches:
-            await sink.send(batch)
-        sink.finish()
-        await sink.aclose()
+        stream.write(data)
 
 
 def _stats_format(fmt: str | None, output: str | None) -> str:
@@ -424,8 +298,7 @@ def run_convert(
     output written into spans are meant for a tracing backend, so they are redacted
     unless *no_redact* (a warning says so).
     """
-    if fmt not in CONVERT_FORMATS:
-        raise UsageError(f'unknown format "{fmt}" (want {", ".join(CONVERT_FORMATS)})')
+    form = format_named(fmt, "convert")
     if otel_content and fmt != "otlp-json":
         raise UsageError("--otel-content is for --format otlp-json")
     paths = transcript_list(transcripts, paths_from)
@@ -445,7 +318,7 @@ def run_convert(
     )
     code = _convert_paths(
         paths,
-        fmt,
+        form,
         output,
         to_dir,
         every,
@@ -454,7 +327,7 @@ def run_convert(
         options,
         stages,
         paths_from,
-        otel_content,
+        Options(content=otel_content),
     )
     if redactor is not None:
         print(f"agentminutes: {redactor.summary()}", file=sys.stderr)
@@ -463,7 +336,7 @@ def run_convert(
 
 def _convert_paths(
     paths: list[str],
-    fmt: str,
+    fmt: Format,
     output: str | None,
     to_dir: str | None,
     every: bool,
@@ -472,15 +345,15 @@ def _convert_paths(
     options: ParseOptions,
     stages: list[Stage],
     paths_from: str | None,
-    otel_content: bool,
+    writing: Options,
 ) -> int | None:
-    if every and fmt != "json":
+    if every and fmt.name != "json":
         raise UsageError(
-            f"--all writes one whole session per line; it does not combine with --format {fmt}"
+            f"--all writes one whole session per line; it does not combine with --format {fmt.name}"
         )
     if len(paths) > 1 or paths_from is not None or to_dir is not None:
         return _convert_many(
-            paths, fmt, output, to_dir, every, conversation, harness, options, stages, otel_content
+            paths, fmt, output, to_dir, every, conversation, harness, options, stages, writing
         )
     transcript = paths[0]
     refuse_inputs(output, [transcript])
@@ -490,7 +363,7 @@ def _convert_paths(
         _run(partial(_convert_all, transcript, output, harness, options, stages), [transcript])
         return None
     job = _feed(transcript, harness, options, stages, conversation)
-    _run(partial(_convert, fmt, output, job, otel_content), [transcript])
+    _run(partial(_convert, fmt, output, job, writing), [transcript])
     return None
 
 
@@ -506,7 +379,7 @@ def _many_checks(output: str | None, to_dir: str | None, conversation: str | Non
 
 def _convert_many(
     paths: list[str],
-    fmt: str,
+    fmt: Format,
     output: str | None,
     to_dir: str | None,
     every: bool,
@@ -514,41 +387,48 @@ def _convert_many(
     harness: str,
     options: ParseOptions,
     stages: list[Stage],
-    otel_content: bool = False,
+    writing: Options,
 ) -> int:
-    """Several transcripts: one whole session per line (as ``--all``), or one file each."""
+    """Several transcripts: one whole session per line (as ``--all``), or one file each.
+
+    Every format reports alike: the skipped records of all transcripts in the one
+    summary line at the end, then what the format could not carry, summed over them.
+    """
+    from agentminutes.formats.losses import added
+    from agentminutes.formats.write import write_feed
+
     _many_checks(output, to_dir, conversation)
-    if to_dir is None and fmt != "json":
+    if to_dir is None and fmt.name != "json":
         raise UsageError(
-            f"several transcripts with --format {fmt} need --to-dir DIR (one file each); "
+            f"several transcripts with --format {fmt.name} need --to-dir DIR (one file each); "
             "--format json writes one whole session per line"
         )
-    # In --to-dir a transcript's file is what convert writes for it alone.
-    indent = 0 if to_dir is None or every else 2
+    if to_dir is None or every:
+        # One a line; in --to-dir a transcript's file is what convert writes for it alone.
+        writing = writing._replace(indent=0)
+    losses: list[LossReport | None] = [None]
 
     async def one(transcript: str, stream: IO[bytes]) -> tuple[int, int, dict[str, int]]:
         sessions = events = 0
         skipped: dict[str, int] = {}
+        loss: LossReport | None = None
         for feed in feeds(transcript, harness, options, every=every, sync=True):
             job = Feed(apply_stages(feed.batches, stages), feed.skipped, feed.white_space)
-            if fmt == "jsonl":
-                events += await _write_jsonl(stream, job, flush=False)
-            elif fmt == "acp":
-                events += await _write_acp(stream, job, flush=False)
-            elif fmt == "otlp-json":
-                events += await _write_otlp_json(stream, job, flush=False, content=otel_content)
-            elif fmt == "atif":
-                events += await _write_atif(stream, job)
-            else:
-                events += await _write_session(stream, job, indent)
+            written = await write_feed(fmt, stream, job, options=writing)
+            events += written.events
+            loss = added(loss, written.loss)
             sessions += 1
             for k, v in _with_white_space(job).items():
                 skipped[k] = skipped.get(k, 0) + v
+        losses[0] = added(losses[0], loss)
         return sessions, events, skipped
 
-    kind = "all" if every else fmt
-    outcome = _run(partial(run_many, paths, one, output=output, to_dir=to_dir, kind=kind), paths)
+    extension = ALL_EXTENSION if every else fmt.extension
+    outcome = _run(
+        partial(run_many, paths, one, output=output, to_dir=to_dir, extension=extension), paths
+    )
     print(outcome.summary(), file=sys.stderr)
+    _loss_line(fmt, losses[0])
     return 1 if outcome.failed else 0
 
 
@@ -606,20 +486,20 @@ def run_stats(
                 )
                 return 1, 0, {}
             job = _feed(transcript, harness, options, stages, None)
-            if wants_usage is not None:
-                data, _, events = await _stats_document(job, wants_usage, indent)
-                stream.write(data)
-                return 1, events, _with_white_space(job)
-            sink = StatsSink(stream, indent=indent)
-            events = 0
-            async for batch in job.batches:
-                events += len(batch.events)
-                await sink.send(batch)
-            sink.finish()
+            data, _, events = await _stats_document(job, wants_usage, indent)
+            stream.write(data)
             return 1, events, _with_white_space(job)
 
         outcome = _run(
-            partial(run_many, paths, one, output=output, to_dir=to_dir, kind="stats"), paths
+            partial(
+                run_many,
+                paths,
+                one,
+                output=output,
+                to_dir=to_dir,
+                extension=FORMATS["stats"].extension,
+            ),
+            paths,
         )
         print(outcome.summary(), file=sys.stderr)
         return 1 if outcome.failed else 0

@@ -21,16 +21,11 @@ from typing import IO
 
 from agentminutes.errors import AgentminutesError, UsageError, one_line
 
-__all__ = ("Outcome", "output_name", "read_paths", "run_many", "transcript_list")
+__all__ = ("ALL_EXTENSION", "Outcome", "output_name", "read_paths", "run_many", "transcript_list")
 
-#: The output file's extension per kind of result (``--to-dir``).
-EXTENSIONS = {
-    "json": ".json",
-    "jsonl": ".jsonl",
-    "acp": ".acp.jsonl",
-    "all": ".sessions.jsonl",
-    "stats": ".stats.json",
-}
+#: The ending of ``--to-dir``'s file for ``--all`` (each format's is in its table,
+#: :data:`agentminutes.formats.FORMATS`).
+ALL_EXTENSION = ".sessions.jsonl"
 #: The transcript extensions dropped from a file's name to make its output's stem.
 _SOURCE_EXTENSIONS = (".jsonl", ".json", ".zip", ".db", ".sqlite")
 
@@ -75,8 +70,8 @@ def transcript_list(transcripts: Sequence[str] | None, paths_from: str | None) -
     return paths
 
 
-def output_name(transcript: str, kind: str) -> str:
-    """The file ``--to-dir`` writes *transcript*'s result to: ``STEM.HASH.EXT``.
+def output_name(transcript: str, extension: str) -> str:
+    """The file ``--to-dir`` writes *transcript*'s result to: ``STEM.HASH`` and *extension*.
 
     HASH (8 hex digits of the SHA-256 of the transcript's real path) keeps
     apart transcripts with the same name in different folders (Copilot CLI's
@@ -85,7 +80,7 @@ def output_name(transcript: str, kind: str) -> str:
     the same name, so a re-run replaces its file.
     """
     if transcript == "-":
-        return "stdin" + EXTENSIONS[kind]
+        return "stdin" + extension
     base = os.path.basename(transcript.rstrip("/" + os.sep)) or "transcript"
     for ext in _SOURCE_EXTENSIONS:
         if base.endswith(ext) and len(base) > len(ext):
@@ -93,7 +88,7 @@ def output_name(transcript: str, kind: str) -> str:
             break
     real = os.path.realpath(transcript)
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:8]
-    return f"{base}.{digest}{EXTENSIONS[kind]}"
+    return f"{base}.{digest}{extension}"
 
 
 class Outcome:
@@ -143,7 +138,7 @@ async def run_many(
     *,
     output: str | None,
     to_dir: str | None,
-    kind: str,
+    extension: str,
 ) -> Outcome:
     """Run *one* over every transcript: each result a line of *output*, or a file in *to_dir*.
 
@@ -170,7 +165,7 @@ async def run_many(
         raise UsageError(f"--to-dir {to_dir}: {exc.strerror or exc}") from None
     for transcript in transcripts:
         outcome.transcripts += 1
-        target = os.path.join(to_dir, output_name(transcript, kind))
+        target = os.path.join(to_dir, output_name(transcript, extension))
         try:
             with open_output(target, atomic=True, inputs=[transcript]) as file:
                 done = await _one_guarded(transcript, one, file, outcome, reraise=True)

@@ -38,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
+from agentminutes.formats import offered
+
 __all__ = (
     "COMMANDS",
     "GROUPS",
@@ -428,7 +430,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
         options=(
             choice(
                 "--format",
-                ("json", "jsonl", "acp", "otlp-json", "atif"),
+                offered("convert"),
                 "json",
                 "json (the whole session), jsonl (one event per line, streamed), acp (Agent "
                 "Client Protocol session/update notifications, one JSON-RPC message per line), "
@@ -548,7 +550,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             HARNESS,
             choice(
                 "--format",
-                ("jsonl",),
+                offered("follow"),
                 "jsonl",
                 "Output format: follow writes jsonl.",
                 dest="fmt",
@@ -752,7 +754,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             ),
             choice(
                 "--format",
-                ("parquet", "atif"),
+                ("parquet", *offered("export")),
                 "parquet",
                 "parquet (the dataset's tables) or atif (an ATIF v1.8 trajectory document per "
                 "session, in DIR/atif/harness=<h>/date=<yyyy-mm-dd>/<session-id>.json, its "

@@ -283,10 +283,10 @@ def _normalize(copy: str, harness: str, permissive: bool, redaction: Stage | Non
     """Write the normalized session of the transcript copy *copy* beside it (atomically)."""
     import anyio
 
+    from agentminutes.formats.json import SessionJsonSink
     from agentminutes.harness import ParseOptions
     from agentminutes.pipeline.batch import apply_stages
     from agentminutes.pipeline.conversion import Conversion, open_chunks
-    from agentminutes.sinks.documents import SessionJsonSink
 
     target = copy + NORMALIZED_SUFFIX
     conv = Conversion(

@@ -1,10 +1,6 @@
-"""Exports: the event stream as other formats and datasets.
+"""``agentminutes export``: many transcripts into a dataset folder.
 
-- :mod:`~agentminutes.export.acp` — Agent Client Protocol ``session/update`` notifications;
-  :mod:`~agentminutes.export.otel` — OpenTelemetry GenAI spans;
-  :mod:`~agentminutes.export.atif` — ATIF trajectories; their loss reports' line:
-  :mod:`~agentminutes.export.losses`.
-- The Parquet dataset (``agentminutes export``), one module per concern:
+The Parquet dataset, one module per concern:
   :mod:`~agentminutes.export.schemas` (the versioned Arrow schemas),
   :mod:`~agentminutes.export.tables` (one transcript's rows: :func:`to_arrow`),
   :mod:`~agentminutes.export.dataset` (part files) and
@@ -14,8 +10,10 @@
   :mod:`~agentminutes.export.transcripts` (a transcript's sessions as events) and
   :mod:`~agentminutes.export.manifest`.
 
-The dataset names are imported on first use (they need pyarrow, the ``parquet`` extra),
-so ``import agentminutes.export.acp`` stays as light as it was.
+The dataset names are imported on first use (they need pyarrow, the ``parquet`` extra).
+The output formats of one session (ACP, OTel spans, ATIF and the rest) are
+:mod:`agentminutes.formats`'s; ``agentminutes.export.acp``, ``.otel``, ``.atif`` and
+``.losses`` are deprecated names for its modules.
 """
 
 from __future__ import annotations
@@ -73,5 +71,5 @@ __getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:
-    modules = ("acp", "atif", "dataset", "losses", "manifest", "otel", "runner", "schemas")
-    return sorted([*__all__, *modules, "tables", "trajectories", "transcripts"])
+    modules = ("dataset", "manifest", "runner", "schemas", "tables", "trajectories", "transcripts")
+    return sorted([*__all__, *modules])

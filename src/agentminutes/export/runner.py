@@ -51,11 +51,12 @@ from agentminutes.export.manifest import (
     fingerprint,
     new_run_id,
 )
+from agentminutes.formats import offered
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Stage
 
 if TYPE_CHECKING:
-    from agentminutes.export.atif import LossReport
+    from agentminutes.formats.atif import LossReport
     from agentminutes.stages.detectors import DetectorSet
 
 __all__ = (
@@ -68,8 +69,9 @@ __all__ = (
     "export_dataset",
 )
 
-#: What ``export`` writes: the Parquet dataset (the default), or ATIF trajectories.
-FORMATS: Final = ("parquet", "atif")
+#: What ``export`` writes: the Parquet dataset (the default), or a document per session in
+#: each format the formats' table offers to ``export`` (ATIF trajectories).
+FORMATS: Final = ("parquet", *offered("export"))
 
 #: File names a folder walk offers to detection: transcripts, data exports, databases.
 _CANDIDATE_SUFFIXES: Final = (".jsonl", ".json", ".zip", ".db", ".sqlite", ".sqlite3")
@@ -306,8 +308,8 @@ def atif_chunk(job: ChunkJob) -> ChunkResult:
     """Write a chunk of transcripts' ATIF trajectories, a document per session (what a
     worker runs for ``--format atif``)."""
     from agentminutes.export import trajectories
-    from agentminutes.export.atif import LossReport
     from agentminutes.export.transcripts import TranscriptEvents
+    from agentminutes.formats.atif import LossReport
 
     options = job.options
     outcomes: list[Outcome] = []
@@ -1107,7 +1109,7 @@ def export_command(
 
         print(f"agentminutes: export: {summary(result.redacted)}", file=sys.stderr)
     if fmt == "atif":
-        from agentminutes.export.atif import LossReport
+        from agentminutes.formats.atif import LossReport
 
         loss = result.loss or LossReport()
         print(f"agentminutes: export: atif: {loss.summary(most=5)}", file=sys.stderr)

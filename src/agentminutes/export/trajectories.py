@@ -8,7 +8,7 @@ Layout, beside the Parquet dataset's tables when both are exported to one ``DIR`
 
 The sessions, their harness and their partition day are the Parquet dataset's (both
 read transcripts with :class:`~agentminutes.export.transcripts.TranscriptEvents`);
-each document is :func:`agentminutes.export.atif.trajectory`'s, subagents that ran
+each document is :func:`agentminutes.formats.atif.trajectory`'s, subagents that ran
 inline embedded. A subagent with a transcript of its own (Claude Code's
 ``subagents/agent-*.jsonl``) is a document of its own, named
 ``<session-id>%2F<agent-id>.json`` after its trajectory id.
@@ -39,7 +39,6 @@ import msgspec
 
 from agentminutes import timestamps
 from agentminutes.errors import ParseError
-from agentminutes.export.atif import SCHEMA_VERSION, LossReport, TrajectoryBuilder
 from agentminutes.export.manifest import (
     Manifest,
     atomic_write,
@@ -48,6 +47,7 @@ from agentminutes.export.manifest import (
     partition_dir,
 )
 from agentminutes.export.transcripts import TranscriptEvents, partition_day
+from agentminutes.formats.atif import SCHEMA_VERSION, LossReport, TrajectoryBuilder
 from agentminutes.schema import EventKind
 
 __all__ = (

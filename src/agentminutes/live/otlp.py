@@ -1,7 +1,7 @@
 """Exporting a follow live to an OpenTelemetry collector: ``follow --to otlp+http://HOST:PORT``.
 
 Each transcript's events go through its own
-:class:`~agentminutes.export.otel.SpanProjector` as they arrive, and the spans
+:class:`~agentminutes.formats.otlp_json.SpanProjector` as they arrive, and the spans
 they complete (a chat span with its message, a tool span with its result) are
 sent with the official OTLP/HTTP exporter (``opentelemetry-exporter-otlp-proto-http``,
 the ``[otel]`` extra; imported here only), :data:`OtlpSink.MAX_SPANS` a request
@@ -15,7 +15,7 @@ Delivery and progress. A batch counts as delivered (its mark goes to
 *on_delivered*, what ``--state`` records) once the collector accepted (2xx)
 every span it completed, and every batch before it. With ``--state`` each
 recorded mark carries the projector's snapshot (``"otel"`` in the transcript's
-entry, :meth:`~agentminutes.export.otel.SpanProjector.snapshot`): a follower
+entry, :meth:`~agentminutes.formats.otlp_json.SpanProjector.snapshot`): a follower
 restarted from the state carries on with the open tool calls, times and
 counters of the point it resumes at, so across a restart every span is
 exported once. (A kill, not a stop, repeats at most the request in flight,
@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentminutes.errors import UsageError
-from agentminutes.export.otel import STATUS_ERROR, Span, SpanProjector
+from agentminutes.formats.otlp_json import STATUS_ERROR, Span, SpanProjector
 from agentminutes.live.config import Mark
 from agentminutes.pipeline.batch import Batch
 from agentminutes.sinks.protocol import OnDelivered

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 import msgspec
 
 from agentminutes.errors import SourceError
+from agentminutes.formats import offered
 from agentminutes.live.follower import Follower, Mark
 from agentminutes.live.ids import event_id
 from agentminutes.live.signals import early_signals
@@ -415,7 +416,7 @@ def follow_main(
     from agentminutes.stages import build_stages
     from agentminutes.stages.redact import chosen, redaction
 
-    if fmt != "jsonl":
+    if fmt not in offered("follow"):
         raise UsageError("follow writes jsonl: one event per line as it arrives")
     if max_payload_bytes < 0:
         raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")

@@ -7,13 +7,14 @@ progress that was not delivered.
 
 - :mod:`~agentminutes.sinks.encoding` — events to JSON lines;
 - :mod:`~agentminutes.sinks.protocol` — the :class:`Sink` protocol;
-- :mod:`~agentminutes.sinks.documents` — ``convert``/``stats`` output (JSONL, session JSON, stats);
 - :mod:`~agentminutes.sinks.streams` — stdout and files for ``follow``, and ``--to`` specs;
 - :mod:`~agentminutes.sinks.sockets` — TCP and Unix-socket collectors;
 - :mod:`~agentminutes.sinks.output` — where a command's output goes (``-o``, stdout).
 
 The names below are loaded on first use, so that a command importing one
 module (the command line's stdout guard) does not pay for all of them.
+:class:`JsonlSink`, :class:`SessionJsonSink` and :class:`StatsSink` are the output
+formats' writers as sinks; they live with their formats (:mod:`agentminutes.formats`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import TYPE_CHECKING
 from agentminutes._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from agentminutes.sinks.documents import JsonlSink, SessionJsonSink, StatsSink
+    from agentminutes.formats.json import SessionJsonSink
+    from agentminutes.formats.jsonl import JsonlSink
+    from agentminutes.formats.stats import StatsSink
     from agentminutes.sinks.encoding import append_jsonl, encode_event, jsonl_encoder, one_line
     from agentminutes.sinks.protocol import Sink
     from agentminutes.sinks.sockets import SocketSink
@@ -46,11 +49,11 @@ __all__ = (
 
 _HOMES = {
     "FileSink": "streams",
-    "JsonlSink": "documents",
-    "SessionJsonSink": "documents",
+    "JsonlSink": "agentminutes.formats.jsonl",
+    "SessionJsonSink": "agentminutes.formats.json",
     "Sink": "protocol",
     "SocketSink": "sockets",
-    "StatsSink": "documents",
+    "StatsSink": "agentminutes.formats.stats",
     "StreamSink": "streams",
     "append_jsonl": "encoding",
     "encode_event": "encoding",

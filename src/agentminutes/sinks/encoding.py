@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -57,7 +57,7 @@ def one_line(data: bytes) -> bytes:
 
 def append_jsonl(
     encoder: msgspec.json.Encoder,
-    events: list[Event],
+    events: Sequence[Event],
     buf: bytearray,
     prefix: bytes = b"",
     suffix: bytes = b"\n",

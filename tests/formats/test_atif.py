@@ -1,4 +1,4 @@
-"""The ATIF projection: ``agentminutes.export.atif`` and ``convert --format atif``.
+"""The ATIF projection: ``agentminutes.formats.atif`` and ``convert --format atif``.
 
 Every fixture of every harness becomes a trajectory that the ``atif`` 1.8.0
 package's pydantic models accept in strict mode (unknown fields rejected);
@@ -16,7 +16,7 @@ import atif
 import pytest
 
 from agentminutes import iter_sessions, load
-from agentminutes.export.atif import SCHEMA_VERSION, trajectory
+from agentminutes.formats.atif import SCHEMA_VERSION, trajectory
 from agentminutes.harness import ADAPTERS, DOCUMENT_ADAPTERS
 from agentminutes.schema import Origin, Session
 from agentminutes.schema.summary import PROMPT_RULES, with_prompt_total

@@ -1,4 +1,4 @@
-"""The ACP projection: ``agentminutes.export.acp`` and ``convert --format acp``, on real fixtures.
+"""The ACP projection: ``agentminutes.formats.acp`` and ``convert --format acp``, on real fixtures.
 
 Every expectation is counted straight from the parsed events, independently
 of the projector: which updates each event kind must produce, and which losses.
@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from agentminutes import iter_sessions, load
-from agentminutes.export.acp import (
+from agentminutes.formats.acp import (
     AgentMessageChunk,
     AgentThoughtChunk,
     LossReport,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agentminutes import iter_sessions
-from agentminutes.export.atif import LossReport, trajectory
-from agentminutes.export.losses import add_counts, loss_summary
+from agentminutes.formats.atif import LossReport, trajectory
+from agentminutes.formats.losses import add_counts, loss_summary
 from conftest import FIXTURES
 
 PI = FIXTURES / "pi" / "pi-mono" / "before-compaction.jsonl"

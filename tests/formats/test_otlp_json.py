@@ -1,4 +1,4 @@
-"""The OTel GenAI projection: ``agentminutes.export.otel`` and ``convert --format otlp-json``.
+"""The OTel GenAI projection: ``agentminutes.formats.otlp_json`` and ``convert --format otlp-json``.
 
 Every fixture of every harness is projected and its OTLP/JSON decoded with
 ``opentelemetry-proto``'s own parser; the expectations (span counts, token
@@ -20,7 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from agentminutes import iter_sessions, load
-from agentminutes.export.otel import Span, SpanProjector, encode_otlp_json, project
+from agentminutes.formats.otlp_json import Span, SpanProjector, encode_otlp_json, project
 from agentminutes.harness import ADAPTERS, DOCUMENT_ADAPTERS
 from agentminutes.schema import Session
 from agentminutes.schema.summary import PROMPT_RULES, with_prompt_total
