@@ -81,6 +81,7 @@ def real_runs(tmp: Path) -> dict[str, list[tuple[list[str], list[str]]]]:
         ],
         "stats": [(["stats", "--promote", "codex:web-search", str(CODEX)], [])],
         "detect": [(["detect", str(CODEX)], [])],
+        "compare": [(["compare", "--format=json", str(CC), str(CODEX)], [])],
         "view": [
             (["view", "--format", "markdown", "--full", str(CC)], []),
             (["view", "--html=page.html", "--no-redact", str(CC)], ["page.html"]),

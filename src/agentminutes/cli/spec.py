@@ -934,6 +934,62 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "Per turn: the models, tokens, cost (genai-prices, or the harness's own figure) and time.",
     ),
     Command(
+        ("compare",),
+        "Set runs side by side: tool mix, errors, tokens and cost by model, wall time, turns, "
+        "result bytes, and the first turn whose tool choice differs.",
+        run="agentminutes.view.command:run_compare",
+        arguments=(
+            Argument(
+                "runs",
+                "RUN",
+                "Transcripts (or session ids) to compare; each is one run.",
+                many=True,
+                required=False,
+            ),
+        ),
+        options=(
+            choice(
+                "--format",
+                ("table", "json"),
+                None,
+                "table or json (each run's stats and stats --usage documents whole, and the "
+                "divergence); default: table on a terminal, json anywhere else.",
+                dest="fmt",
+            ),
+            value(
+                "--html",
+                "FILE",
+                "Write the comparison as one self-contained HTML page with charts.",
+                complete="file",
+            ),
+            OUTPUT,
+            value(
+                "--harness",
+                "NAME",
+                'The transcripts\' harness, or "auto"; with --cwd/--since: only this harness.',
+                "auto",
+                complete="harness",
+            ),
+            value(
+                "--cwd",
+                "DIR",
+                "Also compare the sessions whose working directory is DIR, one run per harness.",
+                "",
+                complete="dir",
+            ),
+            value("--since", "T", "Also compare sessions active since T, one run per harness.", ""),
+            value("--until", "T", "With --cwd or --since: sessions active until T.", ""),
+            value(
+                "--root",
+                "DIR",
+                "Select sessions in DIR instead of the harnesses' folders (needs --harness).",
+                complete="dir",
+            ),
+        ),
+        description="Every figure is what stats (and stats --usage) prints for the run; a group "
+        "of sessions is summed as stats --include-subagents sums a task.",
+    ),
+    Command(
         ("drift", "scan"),
         "Compare each transcript's vocabulary with its harness's baseline.",
         run="agentminutes.drift:scan_command",

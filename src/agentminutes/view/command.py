@@ -249,3 +249,60 @@ def run_sessions(
         print(f"agentminutes: {line}", file=err)
     print(f"agentminutes: {found.summary()}", file=err)
     return 1 if found.errors else 0
+
+
+def run_compare(
+    runs: Sequence[str] | None = None,
+    *,
+    fmt: str | None = None,
+    html: str | None = None,
+    output: str | None = None,
+    harness: str = "auto",
+    cwd: str = "",
+    since: str = "",
+    until: str = "",
+    root: str | None = None,
+) -> int:
+    """``agentminutes compare``: transcripts (and groups of sessions) side by side."""
+    import json
+
+    from agentminutes.view.compare import group_runs, read_run, to_json, write_html, write_table
+    from agentminutes.view.model import default_pricer
+
+    pricer = default_pricer()
+    grouped = bool(cwd or since or until or root)
+    # With a selection, --harness picks its sessions; the transcripts are then detected.
+    own = "auto" if grouped else harness
+    sides = [read_run(find_session(r, own), harness=own, pricer=pricer) for r in runs or []]
+    if grouped:
+        from agentminutes.discovery.sessions import Scan
+
+        scan_harness = harness if harness not in ("", "auto") else None
+        found = Scan(scan_harness, root, cwd=cwd, since=since, until=until)
+        refs = [r for r in found if not r.meta.is_subagent]
+        if not refs:
+            raise UsageError(f"no sessions match ({found.summary()})")
+        sides += group_runs(refs, pricer)
+    if len(sides) < 2:
+        raise UsageError(
+            "compare needs two runs or more: transcripts, or --cwd/--since selecting sessions "
+            "of two harnesses"
+        )
+    labels = [s.label for s in sides]
+    for i, side in enumerate(sides):
+        if labels.count(side.label) > 1:
+            side.label = f"{i + 1}: {side.label}"
+    if html is not None:
+        size = write_html(sides, html)
+        print(f"agentminutes: wrote {html} ({size:,} bytes)", file=sys.stderr)
+        return 0
+    stream = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
+    try:
+        if (fmt or ("table" if stream.isatty() else "json")) == "json":
+            stream.write(json.dumps(to_json(sides), indent=2, ensure_ascii=False) + "\n")
+        else:
+            write_table(sides, stream, width=None if stream.isatty() else 160)
+    finally:
+        if output:
+            stream.close()
+    return 0

@@ -127,6 +127,9 @@ class Turn:
     models: list[str] = field(default_factory=list)
     usage: TokenUsage = field(default_factory=lambda: TokenUsage(input_tokens=0, output_tokens=0))
     requests: int = 0
+    #: Every token of the turn's requests, each counted once (normalized: the cache parts of
+    #: the input once, whatever the harness's usage shape).
+    tokens: int = 0
     #: The turn's cost; ``None`` when no request of it could be priced.
     cost: Decimal | None = None
     #: Some request of the turn could not be priced (its cost is then a lower bound).
@@ -147,16 +150,6 @@ class Turn:
         if a is None or b is None or b < a:
             return 0
         return (b - a) // 1_000_000
-
-    def tokens(self) -> int:
-        """Every token of the turn's requests: input, cache reads and writes, output."""
-        u = self.usage
-        return (
-            u.input_tokens
-            + u.output_tokens
-            + u.cache_read_input_tokens
-            + u.cache_creation_input_tokens
-        )
 
 
 @dataclass
@@ -253,6 +246,12 @@ class _Folder:
         for req in done:
             turn.usage.add(req.usage)
             turn.requests += 1
+            if req.otel is not None:
+                turn.tokens += req.otel.input_tokens + req.otel.output_tokens
+            else:
+                u = req.usage
+                turn.tokens += u.input_tokens + u.output_tokens + u.cache_read_input_tokens
+                turn.tokens += u.cache_creation_input_tokens
             turn._priced.append(req)
             if req.model and req.model not in turn.models:
                 turn.models.append(req.model)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Final
 
+from agentminutes.schema import TokenUsage
 from agentminutes.view.model import AgentView, SessionView, ToolStep, Turn, block_text
 
 if TYPE_CHECKING:
@@ -84,6 +85,17 @@ def tokens_text(n: int) -> str:
     return f"{n / 1_000_000:.1f}M"
 
 
+def every_token(usage: TokenUsage | None) -> int:
+    """The prompt's tokens (``total_prompt_tokens``, the harness's rule for counting its cache
+    parts once; else input and cache added) and the output's."""
+    if usage is None:
+        return 0
+    prompt = usage.total_prompt_tokens or (
+        usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    )
+    return prompt + usage.output_tokens
+
+
 def cost_text(cost: Decimal | None, unpriced: bool) -> str:
     """``$0.0421`` (``≥`` when part is unpriced), ``unpriced``, or ``""`` for no requests."""
     if cost is None:
@@ -104,7 +116,7 @@ def turn_headline(turn: Turn) -> str:
     if turn.requests:
         u = turn.usage
         cached = u.cache_read_input_tokens + u.cache_creation_input_tokens
-        tok = f"{tokens_text(turn.tokens())} tokens (in {tokens_text(u.input_tokens)}"
+        tok = f"{tokens_text(turn.tokens)} tokens (in {tokens_text(u.input_tokens)}"
         tok += f" + cache {tokens_text(cached)}" if cached else ""
         parts.append(tok + f", out {tokens_text(u.output_tokens)})")
     money = cost_text(turn.cost, turn.unpriced)
@@ -225,12 +237,10 @@ def session_headline(view: SessionView) -> list[tuple[str, str]]:
     )
     if s.totals is not None:
         t = s.totals
-        every = t.input_tokens + t.output_tokens + t.cache_read_input_tokens
-        every += t.cache_creation_input_tokens
         rows.append(
             (
                 "tokens",
-                f"{every:,} (input {t.input_tokens:,}, cache read "
+                f"{every_token(t):,} (input {t.input_tokens:,}, cache read "
                 f"{t.cache_read_input_tokens:,}, cache write {t.cache_creation_input_tokens:,},"
                 f" output {t.output_tokens:,})",
             )
