@@ -171,6 +171,7 @@ def node_available() -> bool:
 
 def _registry() -> dict[str, type[Driver]]:
     from lab.drivers.claude_code import ClaudeCode
+    from lab.drivers.cline import Cline
     from lab.drivers.codex import Codex
     from lab.drivers.copilot import Copilot
     from lab.drivers.gemini_cli import GeminiCli
@@ -178,7 +179,16 @@ def _registry() -> dict[str, type[Driver]]:
     from lab.drivers.pi import Pi
     from lab.drivers.qwen_code import QwenCode
 
-    found: list[type[Driver]] = [ClaudeCode, Codex, QwenCode, GeminiCli, OpenCode, Pi, Copilot]
+    found: list[type[Driver]] = [
+        ClaudeCode,
+        Codex,
+        QwenCode,
+        GeminiCli,
+        OpenCode,
+        Pi,
+        Copilot,
+        Cline,
+    ]
     return {d.harness: d for d in found}
 
 
