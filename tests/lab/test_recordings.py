@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 import pytest
+from lab.check import USAGE_EXCEPTIONS, check_recording, converted_events, main_transcripts
 
 from conftest import FIXTURES
 from follow_helpers import FollowProc
-from lab.check import USAGE_EXCEPTIONS, check_recording, converted_events, main_transcripts
 
 LAB = FIXTURES / "lab"
 RECORDINGS = sorted(p.parent for p in LAB.glob("*/*/*/ground_truth.json"))
