@@ -354,6 +354,15 @@ _decode_token_count = msgspec.json.Decoder(_TokenCount).decode
 _decode_turn_context = msgspec.json.Decoder(_TurnContext).decode
 _decode_session_payload = msgspec.json.Decoder(_SessionPayload).decode
 _decode_copilot_usage = msgspec.json.Decoder(_CopilotCounts).decode
+
+
+class _CopilotUsageRecord(msgspec.Struct):
+    """``session.usage_record`` data (1.0.10x): the same counters, under ``usage``."""
+
+    usage: _CopilotCounts | None = None
+
+
+_decode_copilot_usage_record = msgspec.json.Decoder(_CopilotUsageRecord).decode
 _decode_copilot_shutdown = msgspec.json.Decoder(_CopilotShutdown).decode
 _decode_copilot_model_change = msgspec.json.Decoder(_CopilotModelChange).decode
 
@@ -406,7 +415,8 @@ class RequestFolder:
     * Codex streams without ``token_count`` records (``codex exec --json``,
       legacy rollouts) count their messages' usage.
     * Copilot CLI writes usage only beside its messages: an ``assistant.usage``
-      record per request (some releases), and at every exit a ``session.shutdown``
+      record per request (some releases; 1.0.10x a ``session.usage_record`` with the
+      same counters under ``usage``), and at every exit a ``session.shutdown``
       whose ``modelMetrics`` sum each model's usage (``inputTokens`` counts the
       cache reads and writes; ``reasoningTokens`` is part of ``outputTokens``)
       or, in releases that record only a session-wide ``tokenDetails``, the
@@ -469,6 +479,8 @@ class RequestFolder:
                 return []
             if system.subtype == "assistant.usage":
                 return self._copilot_request(ev, system.details)
+            if system.subtype == "session.usage_record":
+                return self._copilot_request(ev, system.details, nested=True)
             if system.subtype == "session.shutdown":
                 return self._copilot_shutdown(ev, system.details)
             if system.subtype == "session.model_change":
@@ -611,9 +623,15 @@ class RequestFolder:
             reported_cost=reported_cost(usage, self.harness),
         )
 
-    def _copilot_request(self, ev: Event, details: Raw) -> list[Request]:
+    def _copilot_request(self, ev: Event, details: Raw, *, nested: bool = False) -> list[Request]:
         try:
-            counts = _decode_copilot_usage(details)
+            if nested:
+                found = _decode_copilot_usage_record(details).usage
+                if found is None:
+                    return []
+                counts = found
+            else:
+                counts = _decode_copilot_usage(details)
         except _DECODE_ERRORS:
             return []
         self._per_request = True
