@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import importlib.resources
 import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,23 @@ def test_usage_and_prompt_rules_agree(h: Harness) -> None:
         # A harness whose usage is summed must say what its fields mean.
         assert h.usage is not None
         assert h.usage.input_includes_cache == (h.prompt == "input")
+
+
+@pytest.mark.parametrize("h", DESCRIBED)
+def test_the_provider_is_a_gen_ai_provider_name(h: Harness) -> None:
+    # OpenTelemetry's gen_ai.provider.name values, or "" where users choose the provider.
+    assert h.provider == h.provider.strip().lower()
+    assert " " not in h.provider
+
+
+def test_reading_the_registry_imports_no_adapter() -> None:
+    probe = (
+        "import sys\n"
+        "from agentminutes.harness.registry import harnesses\n"
+        "names = [h.name for h in harnesses()]\n"
+        "print(sorted(m for m in sys.modules if m.endswith(('.adapter', '.drift'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert out.strip() == "[]"

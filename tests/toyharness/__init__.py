@@ -29,6 +29,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="toy",
     display_name="Toy",
+    provider="",
     reads="lines",
     adapter="toyharness.adapter:ToyAdapter",
     roots=_roots,

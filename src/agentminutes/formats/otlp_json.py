@@ -95,15 +95,14 @@ SPAN_KIND_CLIENT: Final = 3
 #: OTLP ``Status.StatusCode`` of a failed span.
 STATUS_ERROR: Final = 2
 
-#: ``gen_ai.provider.name`` of the harnesses whose model provider is fixed.
-_PROVIDERS: Final = {
-    "claude-code": "anthropic",
-    "claude-ai": "anthropic",
-    "codex": "openai",
-    "chatgpt": "openai",
-    "gemini-cli": "gcp.gemini",
-    "antigravity": "gcp.gemini",
-}
+
+def _provider(harness: str) -> str:
+    """``gen_ai.provider.name`` of *harness*, where its provider is fixed (its description's)."""
+    from agentminutes.harness.registry import described
+
+    found = described(harness)
+    return found.provider if found is not None else ""
+
 
 _SCOPE_NAME: Final = "agentminutes"
 #: The version of :meth:`SpanProjector.snapshot`'s layout (2: Copilot's held chat
@@ -437,7 +436,7 @@ class SpanProjector:
             "gen_ai.operation.name": "chat",
             "gen_ai.conversation.id": session,
         }
-        provider = _PROVIDERS.get(harness)
+        provider = _provider(harness)
         if provider:
             attrs["gen_ai.provider.name"] = provider
         if msg.model:
@@ -594,7 +593,7 @@ class SpanProjector:
             }
             if agent.agent_id:
                 attrs["gen_ai.agent.id"] = agent.agent_id
-            provider = _PROVIDERS.get(harness)
+            provider = _provider(harness)
             if provider:
                 attrs["gen_ai.provider.name"] = provider
             if agent is root and self._root_usage is not None:

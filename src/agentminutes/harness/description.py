@@ -50,6 +50,10 @@ class Harness:
     name: str
     #: How people write its name (``Claude Code``).
     display_name: str
+    #: The model provider, as OpenTelemetry's ``gen_ai.provider.name`` says it
+    #: (``anthropic``, ``openai``, ``gcp.gemini``), for a harness that talks to one
+    #: provider only; ``""`` when its users choose.
+    provider: str
     #: ``"lines"``: a line transcript read by an :class:`~agentminutes.harness.Adapter`;
     #: ``"documents"``: whole documents (exports, databases, task folders) read by a
     #: :class:`~agentminutes.harness.DocumentAdapter`.

@@ -47,14 +47,19 @@ __all__ = (
 #: The catalog's distribution name.
 CATALOG: Final = "genai-prices"
 
-#: The provider genai-prices should look a harness's models up with first.
-_PROVIDER_HINTS: Final = {
-    "claude-code": "anthropic",
-    "codex": "openai",
-    "gemini-cli": "google",
-}
+#: genai-prices' provider ids where they differ from OpenTelemetry's provider names.
+_CATALOG_PROVIDERS: Final = {"gcp.gemini": "google"}
 
 _MTOK: Final = Decimal(1_000_000)
+
+
+def _provider_hint(harness: str) -> str | None:
+    """The provider genai-prices should look *harness*'s models up with first (its description's)."""
+    from agentminutes.harness.registry import described
+
+    found = described(harness)
+    provider = found.provider if found is not None else ""
+    return _CATALOG_PROVIDERS.get(provider, provider) or None
 
 
 class Tokens(NamedTuple):
@@ -243,7 +248,7 @@ class Pricer:
 
         snapshot = data_snapshot.get_snapshot()
         found = None
-        hints = [_PROVIDER_HINTS.get(harness), None]
+        hints = [_provider_hint(harness), None]
         for hint in dict.fromkeys(hints):
             try:
                 found = snapshot.find_provider_model(model, None, hint, None)

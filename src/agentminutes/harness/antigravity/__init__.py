@@ -28,6 +28,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="antigravity",
     display_name="Antigravity",
+    provider="gcp.gemini",
     reads="lines",
     adapter="agentminutes.harness.antigravity.adapter:AntigravityAdapter",
     roots=_roots,

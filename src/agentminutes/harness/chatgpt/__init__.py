@@ -57,6 +57,7 @@ __all__ = ("DESCRIPTION", "ChatGPTAdapter")
 DESCRIPTION: Final = Harness(
     name="chatgpt",
     display_name="ChatGPT",
+    provider="openai",
     reads="documents",
     adapter="agentminutes.harness.chatgpt.adapter:ChatGPTAdapter",
     roots=None,

@@ -19,6 +19,7 @@ __all__ = ("DESCRIPTION", "ClaudeAIAdapter")
 DESCRIPTION: Final = Harness(
     name="claude-ai",
     display_name="claude.ai",
+    provider="anthropic",
     reads="documents",
     adapter="agentminutes.harness.claude_ai.adapter:ClaudeAIAdapter",
     roots=None,

@@ -43,6 +43,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="claude-code",
     display_name="Claude Code",
+    provider="anthropic",
     reads="lines",
     adapter="agentminutes.harness.claude_code.adapter:ClaudeCodeAdapter",
     roots=_roots,

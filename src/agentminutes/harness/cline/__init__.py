@@ -48,6 +48,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="cline",
     display_name="Cline",
+    provider="",
     reads="documents",
     adapter="agentminutes.harness.cline.adapter:ClineAdapter",
     roots=_roots,

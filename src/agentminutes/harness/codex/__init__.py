@@ -84,6 +84,7 @@ def _archives(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="codex",
     display_name="Codex",
+    provider="openai",
     reads="lines",
     adapter="agentminutes.harness.codex.adapter:CodexAdapter",
     roots=_roots,

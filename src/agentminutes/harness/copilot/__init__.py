@@ -65,6 +65,7 @@ def _archives(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="copilot",
     display_name="GitHub Copilot CLI",
+    provider="",
     reads="lines",
     adapter="agentminutes.harness.copilot.adapter:CopilotAdapter",
     roots=_roots,

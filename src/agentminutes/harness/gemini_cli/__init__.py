@@ -102,6 +102,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="gemini-cli",
     display_name="Gemini CLI",
+    provider="gcp.gemini",
     reads="lines",
     adapter="agentminutes.harness.gemini_cli.adapter:GeminiCliAdapter",
     roots=_roots,

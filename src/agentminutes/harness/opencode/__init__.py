@@ -48,6 +48,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="opencode",
     display_name="OpenCode",
+    provider="",
     reads="documents",
     adapter="agentminutes.harness.opencode.adapter:OpenCodeAdapter",
     roots=_roots,

@@ -30,6 +30,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="pi",
     display_name="pi",
+    provider="",
     reads="lines",
     adapter="agentminutes.harness.pi.adapter:PiAdapter",
     roots=_roots,

@@ -31,6 +31,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 DESCRIPTION: Final = Harness(
     name="qwen-code",
     display_name="Qwen Code",
+    provider="",
     reads="lines",
     adapter="agentminutes.harness.qwen_code.adapter:QwenCodeAdapter",
     roots=_roots,

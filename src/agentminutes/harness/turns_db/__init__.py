@@ -19,6 +19,7 @@ __all__ = ("DESCRIPTION", "TurnsDBAdapter")
 DESCRIPTION: Final = Harness(
     name="turns-db",
     display_name="Pinocchio turns.db",
+    provider="",
     reads="documents",
     adapter="agentminutes.harness.turns_db.adapter:TurnsDBAdapter",
     roots=None,
