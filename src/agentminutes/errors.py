@@ -25,6 +25,7 @@ __all__ = (
     "AgentminutesError",
     "DetectError",
     "NoConversationError",
+    "OptionError",
     "OutputError",
     "ParseError",
     "ScanError",
@@ -219,3 +220,11 @@ class OutputError(AgentminutesError):
 
 class UsageError(AgentminutesError):
     """Options that contradict each other or name something unknown."""
+
+
+class OptionError(UsageError):
+    """A value given for an option (or a missing argument) that is not allowed.
+
+    The command line reports it as it reports the values its parser refuses:
+    one line, a usage hint, exit status 2.
+    """

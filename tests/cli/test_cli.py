@@ -80,7 +80,12 @@ def test_promote_and_payload_flags_reach_the_pipeline() -> None:
     blocks = [b for r in results for b in r["tool_result"].get("content", [])]
     assert blocks
     assert all(b.get("truncated") or len(b.get("text", "").encode()) <= 10 for b in blocks)
-    assert_one_line_error(run_cli("convert", "--promote", "nope:thing", CC), "nope:thing")
+    # A promotion that does not exist is a value not allowed: the error and a usage hint.
+    proc = run_cli("convert", "--promote", "nope:thing", CC)
+    error, usage = proc.stderr.decode().splitlines()
+    assert (proc.returncode, usage[:26]) == (2, "Usage: agentminutes conver")
+    assert error.startswith("Error: --promote: ")
+    assert "nope:thing" in error
 
 
 @pytest.mark.parametrize("verb", ["convert", "stats"])
@@ -151,6 +156,9 @@ def test_usage_errors_say_what_is_wrong_then_how_to_call_the_command() -> None:
         (("convert", "--bogus", CC), "--bogus"),
         (("convert", "--format", "xml", CC), "xml"),
         (("nonsense",), "nonsense"),
+        # Values the table checks through the registry, and one the command judges.
+        (("convert", "--harness", "nope", CC), "nope"),
+        (("convert", "--promote", "codex:nope", CC), "codex:nope"),
     ):
         proc = run_cli(*args)
         assert proc.returncode == 2
@@ -158,8 +166,8 @@ def test_usage_errors_say_what_is_wrong_then_how_to_call_the_command() -> None:
         assert error.startswith("Error: ")
         assert needle in error
         assert usage.startswith("Usage: agentminutes ")
-    # A value the command itself refuses is an error of the run: one line, status 1.
-    assert_one_line_error(run_cli("convert", "--harness", "nope", CC), "nope")
+    # Options that contradict each other are an error of the run: one line, status 1.
+    assert_one_line_error(run_cli("convert", "--all", "--conversation", "x", CC), "--conversation")
 
 
 def test_help_is_not_an_error() -> None:

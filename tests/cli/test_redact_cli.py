@@ -83,9 +83,9 @@ def test_convert_leaves_secrets_by_default_and_redacts_on_request(
         "Error: --redact-pattern and --redact-config redact; drop --no-redact"
     ]
     bad = _cli("convert", "--redact-pattern", "(", transcript)
-    assert bad.returncode == 1
+    assert bad.returncode == 2  # a value not allowed: the error, then a usage hint
     assert bad.stderr.decode().startswith("Error: --redact-pattern '(': ")
-    assert len(bad.stderr.decode().splitlines()) == 1
+    assert bad.stderr.decode().splitlines()[1].startswith("Usage: agentminutes convert")
 
 
 def test_follow_to_a_socket_redacts_by_default(planted: tuple[Path, Plant]) -> None:

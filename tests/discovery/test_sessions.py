@@ -237,17 +237,15 @@ def test_cli_usage_errors(home: Path, tmp_path: Path) -> None:
 
     usage = "Usage: agentminutes sessions [OPTIONS]  (see agentminutes sessions --help)\n"
     assert err("--root", "/x") == (2, "Error: --root needs --harness\n" + usage)
-    assert err("--since", "2026/07/01") == (
-        1,
-        'Error: invalid time "2026/07/01" (want RFC 3339 or YYYY-MM-DD)\n',
-    )
+    want = "want a time: RFC 3339 (2026-01-31T09:00:00Z) or a day (YYYY-MM-DD)"
+    assert err("--since", "2026/07/01") == (2, f'Error: --since "2026/07/01": {want}\n' + usage)
     assert err("--until", "2026-07-01T12:00:00") == (
-        1,
-        'Error: invalid time "2026-07-01T12:00:00" (want RFC 3339 or YYYY-MM-DD)\n',
+        2,
+        f'Error: --until "2026-07-01T12:00:00": {want}\n' + usage,
     )
     code, text = err("--harness", "nope")
-    assert code == 1
-    assert text.startswith('Error: unknown harness "nope"')
+    assert code == 2
+    assert text.startswith('Error: --harness "nope": want a harness: antigravity, ')
     assert err("--harness", "codex", "--format", "xml") == (
         2,
         'Error: --format "xml": want one of paths, json, jsonl, table\n' + usage,

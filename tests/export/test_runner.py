@@ -76,7 +76,11 @@ def test_usage_errors_are_one_line(cli, tmp_path: Path) -> None:  # type: ignore
         "harnesses' folders; give them without TARGETs (with --root for another folder)"
     ]
     out = cli("export", CC, "--to", tmp_path / "ds", "--jobs", "0")
-    assert out.stderr.decode().splitlines() == ["Error: --jobs must be at least 1"]
+    assert out.returncode == 2  # a value not allowed: the error and a usage hint
+    assert out.stderr.decode().splitlines() == [
+        "Error: --jobs must be at least 1",
+        "Usage: agentminutes export --to DIR [OPTIONS] [TARGET...]  (see agentminutes export --help)",
+    ]
 
 
 def test_transcripts_get_their_own_redaction_over_one_compiled_detector_set(

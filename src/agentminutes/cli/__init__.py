@@ -8,8 +8,10 @@ about 0.2 s per start). Only shell completion goes to the typer application
 (:mod:`agentminutes.cli.app`), which is built from the same table.
 
 Every failure ends here as one line on stderr and a non-zero exit status,
-never a traceback: exit status 2 for a command line the parser refuses (then
-a usage hint), 1 for everything else the command reports.
+never a traceback: exit status 2 for a wrong command line (what the parser
+refuses, and the :class:`~agentminutes.errors.OptionError` a command raises for a
+value only it can judge), then a usage hint; 1 for everything else the command
+reports.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def run_command(command: Command, values: dict[str, Any]) -> int:
     """Run *command* with its parsed *values*; return its exit status."""
     import importlib
 
-    from agentminutes.errors import DetectError
+    from agentminutes.cli.parser import CommandLineError
+    from agentminutes.errors import DetectError, OptionError
 
     module, _, name = command.run.partition(":")
     function: Callable[..., int | None] = getattr(importlib.import_module(module), name)
@@ -50,6 +53,10 @@ def run_command(command: Command, values: dict[str, Any]) -> int:
         if "--harness" not in command.by_flag or "could not detect" not in str(exc):
             raise
         raise DetectError(f"{exc}; --harness NAME reads it as that harness") from None
+    except OptionError as exc:
+        # A value only the command could judge is a wrong command line all the same:
+        # exit 2 and the command's usage hint, as the parser's own refusals.
+        raise CommandLineError(str(exc), command) from None
 
 
 def _dispatch(args: list[str]) -> int:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import IO
 
-from agentminutes.errors import AgentminutesError, UsageError, one_line
+from agentminutes.errors import AgentminutesError, OptionError, UsageError, one_line
 
 __all__ = ("ALL_EXTENSION", "Outcome", "output_name", "read_paths", "run_many", "transcript_list")
 
@@ -64,7 +64,7 @@ def transcript_list(transcripts: Sequence[str] | None, paths_from: str | None) -
     if not paths:
         if paths_from is not None:
             raise UsageError(f"--paths-from {paths_from}: lists no transcript")
-        raise UsageError("missing TRANSCRIPT (a transcript path, several, or --paths-from FILE)")
+        raise OptionError("missing TRANSCRIPT (a transcript path, several, or --paths-from FILE)")
     if len(paths) > 1 and "-" in paths:
         raise UsageError('"-" (stdin) is a transcript only on its own; give the others as paths')
     return paths

@@ -309,6 +309,64 @@ def _seconds(text: str) -> float:
     return n
 
 
+def _known_harness(text: str, *, auto: str | None) -> str:
+    """*text* if it names a harness; ``"auto"`` becomes *auto* (refused when ``None``)."""
+    import difflib
+
+    # Imported only when --harness is given: every command that takes it reads transcripts.
+    from agentminutes.harness import harness_names
+
+    names = harness_names()
+    if text in names:
+        return text
+    if text == "auto" and auto is not None:
+        return auto
+    choices = [*names, "auto"] if auto is not None else names
+    close = [c for c in choices if text and c.startswith(text)]
+    close = close or difflib.get_close_matches(text, choices, n=1, cutoff=0.5)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ValueError(f"a harness: {', '.join(choices)}{hint}")
+
+
+def _harness_or_auto(text: str) -> str:
+    """A harness name, or ``auto`` (detect it)."""
+    return _known_harness(text, auto="auto")
+
+
+def _harness_or_every(text: str) -> str:
+    """A harness name; ``auto`` means every harness, as leaving the option out does."""
+    return _known_harness(text, auto="")
+
+
+def _harness_name(text: str) -> str:
+    """A harness name (a command that needs one harness's folders)."""
+    return _known_harness(text, auto=None)
+
+
+def _when(text: str) -> str:
+    """A ``--since``/``--until`` value, checked here and parsed by the command."""
+    from agentminutes.timestamps import parse_when
+
+    try:
+        parse_when(text)
+    except ValueError:
+        raise ValueError("a time: RFC 3339 (2026-01-31T09:00:00Z) or a day (YYYY-MM-DD)") from None
+    return text
+
+
+def _time_zone(text: str) -> str:
+    """A ``--tz`` value: UTC or an IANA zone name (Europe/Paris)."""
+    if text.upper() == "UTC":
+        return text
+    try:
+        from zoneinfo import ZoneInfo
+
+        ZoneInfo(text)
+    except (KeyError, ValueError, OSError):
+        raise ValueError("a time zone: UTC or an IANA name such as Europe/Paris") from None
+    return text
+
+
 # -- shared arguments and options ----------------------------------------------------------
 
 TRANSCRIPT: Final = Argument("transcript", "TRANSCRIPT", 'Transcript file, or "-" for stdin.')
@@ -343,6 +401,7 @@ HARNESS: Final = value(
     "NAME",
     'The harness that wrote the transcript, or "auto" to detect it from its first records.',
     "auto",
+    convert=_harness_or_auto,
     complete="harness",
 )
 HARNESS_VERSION: Final = value(
@@ -617,8 +676,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
             value(
                 "--harness",
                 "NAME",
-                "One harness; default: the default folders of every harness.",
+                'One harness; default (or "auto"): the default folders of every harness.',
                 "",
+                convert=_harness_or_every,
                 complete="harness",
             ),
             value(
@@ -647,12 +707,14 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "T",
                 "Keep sessions active at or after T (RFC 3339, or YYYY-MM-DD: local time).",
                 "",
+                convert=_when,
             ),
             value(
                 "--until",
                 "T",
                 "Keep sessions active at or before T (RFC 3339, or YYYY-MM-DD: that whole day).",
                 "",
+                convert=_when,
             ),
             choice(
                 "--format",
@@ -699,7 +761,14 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 required=True,
                 complete="dir",
             ),
-            value("--harness", "NAME", "The sessions' harness.", required=True, complete="harness"),
+            value(
+                "--harness",
+                "NAME",
+                "The sessions' harness.",
+                required=True,
+                convert=_harness_name,
+                complete="harness",
+            ),
             value("--session-id", "ID", "Archive this session (and its subagents)."),
             value(
                 "--cwd",
@@ -712,6 +781,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "T",
                 "With --cwd: only sessions active since T (RFC 3339 or YYYY-MM-DD).",
                 requires="--cwd",
+                convert=_when,
             ),
             value(
                 "--root",
@@ -775,8 +845,10 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 complete="dir",
             ),
             value("--session-id", "ID", "Without TARGETs: this session (and its subagents)."),
-            value("--since", "T", "Without TARGETs: sessions active at or after T."),
-            value("--until", "T", "Without TARGETs: sessions active at or before T."),
+            value("--since", "T", "Without TARGETs: sessions active at or after T.", convert=_when),
+            value(
+                "--until", "T", "Without TARGETs: sessions active at or before T.", convert=_when
+            ),
             flag(
                 "--all-subagents",
                 help="Without TARGETs, Claude Code: also the workflow agents nested below "
@@ -809,8 +881,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
             value(
                 "--harness",
                 "NAME",
-                "One harness; default: every harness's default folders.",
+                'One harness; default (or "auto"): every harness\'s default folders.',
                 "",
+                convert=_harness_or_every,
                 complete="harness",
             ),
             value(
@@ -829,12 +902,19 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 complete="dir",
             ),
             value("--session-id", "ID", "The session (with its subagents) with this id.", ""),
-            value("--since", "T", "Requests at or after T (RFC 3339, or YYYY-MM-DD: local).", ""),
+            value(
+                "--since",
+                "T",
+                "Requests at or after T (RFC 3339, or YYYY-MM-DD: local).",
+                "",
+                convert=_when,
+            ),
             value(
                 "--until",
                 "T",
                 "Requests at or before T (RFC 3339, or YYYY-MM-DD: that whole day).",
                 "",
+                convert=_when,
             ),
             value(
                 "--by",
@@ -854,7 +934,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 complete="file",
             ),
             flag("--no-cost", help="Tokens only: do not price the requests."),
-            value("--tz", "ZONE", "Time zone of day, week and month (default: local).", ""),
+            value(
+                "--tz",
+                "ZONE",
+                "Time zone of day, week and month (default: local).",
+                "",
+                convert=_time_zone,
+            ),
             value(
                 "--cache-dir",
                 "DIR",

@@ -39,7 +39,13 @@ from agentminutes.discovery.layouts import (
     clean,
     locator,
 )
-from agentminutes.errors import AgentminutesError, ScanError, SourceError, UsageError
+from agentminutes.errors import (
+    AgentminutesError,
+    OptionError,
+    ScanError,
+    SourceError,
+    UsageError,
+)
 
 __all__ = (
     "SKIP_ROOT_MISSING",
@@ -69,7 +75,7 @@ def _instant(value: When, *, end_of_day: bool) -> int | None:
     try:
         return timestamps.parse_when(value, end_of_day=end_of_day)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise OptionError(str(exc)) from None
 
 
 def _discovery_harnesses() -> list[str]:
@@ -526,7 +532,7 @@ def sessions_command(
         on_file=progress.file,
     )
     if fmt not in ("paths", "json", "jsonl"):
-        raise UsageError(f'unknown format "{fmt}" (want paths, json, or jsonl)')
+        raise OptionError(f'unknown format "{fmt}" (want paths, json, or jsonl)')
     out = sys.stdout.buffer
     encoder = msgspec.json.Encoder()
     kept: list[SessionRef] = []

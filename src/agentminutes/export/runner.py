@@ -41,7 +41,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from agentminutes.errors import AgentminutesError, DetectError, ParseError, UsageError
+from agentminutes.errors import (
+    AgentminutesError,
+    DetectError,
+    OptionError,
+    ParseError,
+    UsageError,
+)
 from agentminutes.export.manifest import (
     Entry,
     Fingerprint,
@@ -724,16 +730,16 @@ def export_dataset(
     started = time.monotonic()
     started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if format not in FORMATS:
-        raise UsageError(f'unknown export format "{format}" (want {" or ".join(FORMATS)})')
+        raise OptionError(f'unknown export format "{format}" (want {" or ".join(FORMATS)})')
     atif = format == "atif"
     if not atif:
         from agentminutes.export import schemas
 
         schemas.require_pyarrow()
     if jobs is not None and jobs < 1:
-        raise UsageError("--jobs must be at least 1")
+        raise OptionError("--jobs must be at least 1")
     if text_form not in ("bare", "delivered"):
-        raise UsageError(f'unknown text form "{text_form}" (want bare or delivered)')
+        raise OptionError(f'unknown text form "{text_form}" (want bare or delivered)')
     from agentminutes.stages import KEY_ENV
 
     key = (os.environ if env is None else env).get(KEY_ENV, "").encode() or secrets.token_bytes(32)

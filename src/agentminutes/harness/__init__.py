@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from agentminutes.errors import DetectError, UsageError
+from agentminutes.errors import DetectError, OptionError, UsageError
 from agentminutes.harness._gojson import C_RECURSION_LIMITED, on_fresh_stack
 from agentminutes.harness.base import (
     SNIFF_BYTES,
@@ -139,7 +139,7 @@ def adapter_class(name: str) -> type[Adapter]:
     if found is not None:
         raise UsageError(f'harness "{name}" reads whole documents (exports, databases), not lines')
     known = ", ".join(f'"{n}"' for n in harness_names())
-    raise UsageError(f'unknown harness "{name}" (known: {known}, or "auto")')
+    raise OptionError(f'unknown harness "{name}" (known: {known}, or "auto")')
 
 
 def sniff_safely(cls: type[Adapter] | type[DocumentAdapter], head: bytes) -> Confidence:

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
-from agentminutes.errors import UsageError
+from agentminutes.errors import OptionError, UsageError
 from agentminutes.pipeline.batch import Batch
 from agentminutes.sinks.encoding import Encode
 from agentminutes.sinks.protocol import OnDelivered
@@ -515,15 +515,15 @@ def _socket_target(address: str) -> tuple[int, Any]:
         if path.startswith("//"):
             path = path[2:]
         if not path:
-            raise UsageError(f"{address}: no socket path")
+            raise OptionError(f"{address}: no socket path")
         return socket.AF_UNIX, path
     if address.startswith("tcp://"):
         rest = address[len("tcp://") :].rstrip("/")
         host, sep, port = rest.rpartition(":")
         if not sep or not port.isdigit() or not host:
-            raise UsageError(f"{address}: expected tcp://HOST:PORT")
+            raise OptionError(f"{address}: expected tcp://HOST:PORT")
         return socket.AF_INET, (host.strip("[]"), int(port))
-    raise UsageError(f"{address}: not a socket address (tcp://HOST:PORT or unix:PATH)")
+    raise OptionError(f"{address}: not a socket address (tcp://HOST:PORT or unix:PATH)")
 
 
 def _alive(sock: socket.socket) -> bool:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
-from agentminutes.errors import UsageError
+from agentminutes.errors import OptionError, UsageError
 from agentminutes.pipeline.batch import Batch
 
 if TYPE_CHECKING:
@@ -124,32 +124,32 @@ def parse_sink_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     if spec.startswith(("otlp+http://", "otlp+https://")):
         # The live OTLP exporter (agentminutes.live.otlp): its URL is checked there.
         if "?" in spec:
-            raise UsageError(f"--to {spec}: an OTLP address takes no options")
+            raise OptionError(f"--to {spec}: an OTLP address takes no options")
         return "otlp", spec, {}
     if spec.startswith("file:"):
         path = spec[len("file:") :]
         if path.startswith("//"):
             path = path[2:]
         if not path:
-            raise UsageError(f"--to {spec}: no file path")
+            raise OptionError(f"--to {spec}: no file path")
         return "file", path, {}
     where, _, query = spec.partition("?")
     options: dict[str, str] = {}
     for part in filter(None, query.split("&")):
         key, _, value = part.partition("=")
         if key not in SOCKET_OPTIONS:
-            raise UsageError(
+            raise OptionError(
                 f"--to {spec}: unknown option {key!r} (a socket takes "
                 + ", ".join(f"{k}=" for k in SOCKET_OPTIONS)
                 + ")"
             )
         options[key] = value
     if "buffer" in options and not options["buffer"].isdigit():
-        raise UsageError(f"--to {spec}: buffer must be a number of bytes")
+        raise OptionError(f"--to {spec}: buffer must be a number of bytes")
     if "ack" in options:
         flag = options["ack"].lower()
         if flag not in ("", "1", "0", "true", "false", "yes", "no", "on", "off"):
-            raise UsageError(f"--to {spec}: ack must be 1 or 0")
+            raise OptionError(f"--to {spec}: ack must be 1 or 0")
         options["ack"] = "1" if flag in ("", "1", "true", "yes", "on") else ""
     if where.startswith("tcp://"):
         from agentminutes.sinks.sockets import _socket_target  # not for stdout or a file
@@ -161,7 +161,7 @@ def parse_sink_spec(spec: str) -> tuple[str, str, dict[str, str]]:
 
         _socket_target(where)
         return "unix", where, options
-    raise UsageError(
+    raise OptionError(
         f"--to {spec}: expected -, file:PATH, tcp://HOST:PORT, unix:PATH or "
         "otlp+http://HOST:PORT[/PATH]"
     )

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
-from agentminutes.errors import UsageError
+from agentminutes.errors import OptionError, UsageError
 from agentminutes.stages.prefilter import pattern_of
 
 __all__ = (
@@ -726,9 +726,9 @@ def user_detector(pattern: str, name: str = "user-pattern") -> Detector:
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
-        raise UsageError(f"--redact-pattern {pattern!r}: {exc}") from None
+        raise OptionError(f"--redact-pattern {pattern!r}: {exc}") from None
     if compiled.fullmatch(""):
-        raise UsageError(f"--redact-pattern {pattern!r} matches the empty string")
+        raise OptionError(f"--redact-pattern {pattern!r} matches the empty string")
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", name):
         raise UsageError(f"redact pattern name {name!r}: use lowercase letters, digits and -")
     return Detector(name, f"the user's pattern {pattern}", pattern)

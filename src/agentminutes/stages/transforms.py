@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from agentminutes.errors import UsageError
+from agentminutes.errors import OptionError
 from agentminutes.pipeline.batch import Stage, per_event
 from agentminutes.schema import NO_RAW, ContentBlock, Event, Raw
 
@@ -55,7 +55,7 @@ def build_stages(
     truncation, so a truncated payload's digest is of the redacted text.
     """
     if max_payload_bytes < 0:
-        raise UsageError("--max-payload-bytes must be 0 (keep whole) or positive")
+        raise OptionError("--max-payload-bytes must be 0 (keep whole) or positive")
     chain = promotions(promote)
     chain.extend(stages)
     if redaction is not None:
@@ -71,7 +71,7 @@ def promotion(name: str) -> Stage:
         factory = PROMOTIONS[name]
     except KeyError:
         known = ", ".join(f'"{n}"' for n in sorted(PROMOTIONS)) or "none"
-        raise UsageError(f'unknown promotion "{name}" (known: {known})') from None
+        raise OptionError(f'--promote: unknown promotion "{name}" (known: {known})') from None
     return factory()
 
 

@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from agentminutes import timestamps
-from agentminutes.errors import ScanError, UsageError
+from agentminutes.errors import OptionError, ScanError, UsageError
 from agentminutes.schema.usage import USAGE_RULES, OtelUsage
 from agentminutes.usage.cache import SummaryCache
 from agentminutes.usage.prices import Pricer, Tokens
@@ -61,12 +61,12 @@ def parse_by(text: str) -> list[str]:
     """``day,model`` → ``["day", "model"]``; unknown or repeated names are a usage error."""
     names = [p.strip() for p in text.split(",") if p.strip()]
     if not names:
-        raise UsageError("--by needs at least one of " + ", ".join(GROUP_KEYS))
+        raise OptionError("--by needs at least one of " + ", ".join(GROUP_KEYS))
     for name in names:
         if name not in GROUP_KEYS:
-            raise UsageError(f'--by: unknown grouping "{name}" (want {"|".join(GROUP_KEYS)})')
+            raise OptionError(f'--by: unknown grouping "{name}" (want {"|".join(GROUP_KEYS)})')
     if len(set(names)) != len(names):
-        raise UsageError(f"--by: {text} names a grouping twice")
+        raise OptionError(f"--by: {text} names a grouping twice")
     return names
 
 
@@ -530,7 +530,7 @@ def _zone(tz: str | None) -> tzinfo | None:
 
         return ZoneInfo(tz)
     except (KeyError, ValueError, OSError):
-        raise UsageError(f'--tz: unknown time zone "{tz}"') from None
+        raise OptionError(f'--tz: unknown time zone "{tz}"') from None
 
 
 class _Dates:
@@ -582,7 +582,7 @@ def window_bounds(since: str | None, until: str | None) -> tuple[int | None, int
         lo = timestamps.parse_when(since) if since else None
         hi = timestamps.parse_when(until, end_of_day=True) if until else None
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise OptionError(str(exc)) from None
     return lo, hi
 
 
