@@ -98,3 +98,38 @@ def test_a_corrupt_transcript_is_one_error_line(home: Path, name: str) -> None:
     assert len(named) == 1, p.stderr
     # The harness is named once, by whoever read the file.
     assert named[0].count("claude-code") <= 1, named[0]
+
+
+def test_usage_of_paths_equals_usage_of_the_home(home: Path) -> None:
+    scanned = json.loads(_cli(home, "usage", "--by", "model", "--format", "json").stdout)
+    named = _cli(home, "usage", "--by", "model", "--format", "json", str(home / PROJECT))
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout) == scanned
+    assert "skipped files: 3 no conversation" in named.stderr
+    one = home / PROJECT / Path(SESSIONS[0]).name
+    alone = _cli(home, "usage", "--by", "model", "--format", "json", "--no-cache", str(one))
+    rows = json.loads(alone.stdout)
+    assert 0 < sum(r["requests"] for r in rows) < sum(r["requests"] for r in scanned)
+    # Filters that choose sessions in the harnesses' folders make no sense with paths.
+    assert _cli(home, "usage", "--cwd", "/x", str(one)).returncode == 1
+
+
+def _followed(home: Path, *args: str) -> list[str]:
+    p = _cli(home, "follow", "--idle-exit", "0.5", *args)
+    assert p.returncode == 0, p.stderr
+    return sorted({json.loads(line)["transcript"] for line in p.stdout.splitlines()})
+
+
+def test_follow_watches_every_harness_folder_and_cwd_means_what_it_means_elsewhere(
+    home: Path,
+) -> None:
+    sessions = _cli(home, "sessions").stdout.split()
+    # No --harness, no target: the folders sessions and usage scan.
+    followed = _followed(home)
+    assert set(sessions) <= set(followed)
+    # --cwd: the recorded working directory is DIR (not a folder above it), as in sessions.
+    exact = _cli(home, "sessions", "--cwd", "/Users/admin").stdout.split()
+    assert [Path(p).name for p in exact] == [Path(SESSIONS[0]).name]
+    assert _followed(home, "--cwd", "/Users/admin") == exact
+    assert _cli(home, "sessions", "--cwd", "/Users").stdout == ""
+    assert _followed(home, "--cwd", "/Users") == []

@@ -600,7 +600,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "targets",
                 "TARGET",
                 "Transcript files (they may not exist yet) or folders of transcripts; "
-                "default: the --harness's transcript folders.",
+                "default: the --harness's transcript folders, or every harness's that exist "
+                "here (as sessions and usage scan them).",
                 many=True,
                 required=False,
             ),
@@ -642,7 +643,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
             value(
                 "--cwd",
                 "DIR",
-                "Only sessions whose working directory is DIR or under it.",
+                "Only sessions whose recorded working directory is DIR (as in sessions and "
+                "usage; ~ and relative paths are resolved).",
                 complete="dir",
             ),
             value("--session-id", "ID", "Only this session (and its subagents)."),
@@ -692,7 +694,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
             value(
                 "--cwd",
                 "DIR",
-                "Keep sessions whose recorded working directory is DIR.",
+                "Keep sessions whose recorded working directory is DIR (not a folder below "
+                "it; ~ and relative paths are resolved).",
                 "",
                 complete="dir",
             ),
@@ -877,6 +880,16 @@ COMMANDS: Final[tuple[Command, ...]] = (
         ("usage",),
         "Token usage and cost across every harness, by day, week, month, session, project or model.",
         run="agentminutes.usage.command:run_usage",
+        arguments=(
+            Argument(
+                "transcripts",
+                "TRANSCRIPT",
+                "Transcripts, or folders of them (walked for *.jsonl), to report on instead "
+                "of the harnesses' folders.",
+                many=True,
+                required=False,
+            ),
+        ),
         options=(
             value(
                 "--harness",
@@ -897,7 +910,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
             value(
                 "--cwd",
                 "DIR",
-                "Sessions whose recorded working directory is DIR.",
+                "Sessions whose recorded working directory is DIR (not a folder below it; "
+                "~ and relative paths are resolved).",
                 "",
                 complete="dir",
             ),

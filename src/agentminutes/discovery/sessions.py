@@ -38,6 +38,7 @@ from agentminutes.discovery.layouts import (
     SessionRef,
     clean,
     locator,
+    wanted_cwd,
 )
 from agentminutes.errors import (
     AgentminutesError,
@@ -251,7 +252,7 @@ class Scan:
     # -- iteration -------------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[SessionRef]:
-        want_cwd = clean(self.cwd) if self.cwd else ""
+        want_cwd = wanted_cwd(self.cwd) if self.cwd else ""
         for item in self._source():
             if isinstance(item, ScanError):
                 self.errors.append(item)

@@ -196,15 +196,33 @@ def resolve_targets(
     env: Mapping[str, str] | None = None,
 ) -> list[Target]:
     """The targets to follow: *paths*, or with none the harness's own transcript folders
-    (found in *env*, default ``os.environ``)."""
-    from agentminutes.discovery.roots import default_roots
+    (found in *env*, default ``os.environ``); with no harness either, the folders of
+    every line harness that exist here, as ``sessions`` and ``usage`` scan them."""
+    from agentminutes.discovery.roots import ROOTS, default_roots
 
     if paths:
         return targets_for(list(paths), harness)
-    if harness in ("", "auto"):
-        raise UsageError("give a target, or a harness to follow its default transcript folders")
-    patterns = transcript_patterns(harness)
-    return [Target(str(p), True, patterns) for p in default_roots(harness, env)]
+    if harness not in ("", "auto"):
+        patterns = transcript_patterns(harness)
+        return [Target(str(p), True, patterns) for p in default_roots(harness, env)]
+    from agentminutes.harness import REGISTRY
+
+    found: list[Target] = []
+    looked: list[str] = []
+    for name, _ in REGISTRY:  # line transcripts; a database is followed by naming it
+        if name not in ROOTS:
+            continue
+        looked.append(name)
+        patterns = transcript_patterns(name)
+        found += [
+            Target(str(p), True, patterns) for p in default_roots(name, env) if os.path.isdir(p)
+        ]
+    if not found:
+        raise UsageError(
+            "no transcripts folder of any harness here (" + ", ".join(looked) + "); give a "
+            "TARGET, or --harness NAME to wait for that harness's folders"
+        )
+    return found
 
 
 def stderr_notice(message: str) -> None:
@@ -252,9 +270,10 @@ class FollowConfig:
         if self.session_id is not None and session.get("id", "") != self.session_id:
             return False
         if self.cwd is not None:
-            want = os.path.normpath(os.path.abspath(os.path.expanduser(self.cwd)))
+            # As sessions and usage mean it: the recorded working directory is DIR.
+            from agentminutes.discovery.layouts import clean, wanted_cwd
+
             cwd = session.get("cwd", "")
-            have = os.path.normpath(cwd) if cwd else ""
-            if not (have == want or have.startswith(want.rstrip(os.sep) + os.sep)):
+            if not cwd or clean(cwd) != wanted_cwd(self.cwd):
                 return False
         return True

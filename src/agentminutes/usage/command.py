@@ -9,7 +9,14 @@ from typing import IO
 from agentminutes.errors import UsageError
 from agentminutes.usage.cache import SummaryCache
 from agentminutes.usage.prices import PriceFile, Pricer, catalog_available
-from agentminutes.usage.report import Collection, UsageReport, build_report, collect, parse_by
+from agentminutes.usage.report import (
+    Collection,
+    UsageReport,
+    build_report,
+    collect,
+    collect_paths,
+    parse_by,
+)
 
 __all__ = ("FORMATS", "run_usage", "usage_command")
 
@@ -48,8 +55,8 @@ def summary_line(found: Collection, report: UsageReport) -> str:
     """The stderr account of a run: transcripts read or cached, requests, copies, errors."""
     n = len(found.transcripts) + sum(found.no_usage.values())
     parts = [
-        f"{n} transcripts ({found.from_cache} unchanged, {found.parsed} read)",
-        f"{report.totals.requests} requests",
+        f"{_plural(n, 'transcript')} ({found.from_cache} unchanged, {found.parsed} read)",
+        _plural(report.totals.requests, "request"),
     ]
     if report.duplicates:
         parts.append(f"{report.duplicates} copies of requests counted once")
@@ -59,11 +66,16 @@ def summary_line(found: Collection, report: UsageReport) -> str:
     unknown = sum(t.summary.unknown_records for t in found.transcripts)
     if unknown:
         parts.append(f"{unknown} records no rule classified (their usage not counted)")
-    parts.append(f"{len(found.errors)} errors" if len(found.errors) != 1 else "1 error")
+    parts.append(_plural(len(found.errors), "error"))
     return ", ".join(parts)
 
 
+def _plural(n: int, word: str) -> str:
+    return f"1 {word}" if n == 1 else f"{n} {word}s"
+
+
 def usage_command(
+    transcripts: list[str] | None = None,
     *,
     harness: str = "",
     root: str = "",
@@ -83,11 +95,20 @@ def usage_command(
     poll: bool = False,
     jobs: int | None = None,
 ) -> int:
-    """Run ``agentminutes usage``; return the exit status (1 when a transcript could not be read)."""
+    """Run ``agentminutes usage``; return the exit status (1 when a transcript could not be read).
+
+    *transcripts* (paths, or folders of them): report on those instead of the
+    harnesses' folders.
+    """
     if fmt not in FORMATS:
         raise UsageError(f'unknown format "{fmt}" (want table, json, or csv)')
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if transcripts and (root or cwd or session_id or follow):
+        raise UsageError(
+            "--root, --cwd, --session-id and --follow choose sessions in the harnesses' "
+            "folders; give them without TRANSCRIPTs"
+        )
     groups = parse_by(by)
     price_file = PriceFile(prices) if prices else None
     pricer = Pricer(price_file) if cost else None
@@ -105,19 +126,28 @@ def usage_command(
         progress.clear()
         print(f"agentminutes: {text}", file=err, flush=True)
 
-    found = collect(
-        harness or None,
-        root or None,
-        cwd=cwd or None,
-        session_id=session_id or None,
-        since=since or None,
-        until=until or None,
-        cache=cache,
-        on_error=report_error,
-        on_file=progress.file,
-        complete_lines=follow,  # the follow takes over each transcript where its summary stops
-        jobs=jobs,
-    )
+    if transcripts:
+        found = collect_paths(
+            transcripts,
+            harness or None,
+            cache=cache,
+            on_error=report_error,
+            on_file=progress.file,
+        )
+    else:
+        found = collect(
+            harness or None,
+            root or None,
+            cwd=cwd or None,
+            session_id=session_id or None,
+            since=since or None,
+            until=until or None,
+            cache=cache,
+            on_error=report_error,
+            on_file=progress.file,
+            complete_lines=follow,  # the follow takes over where each summary stops
+            jobs=jobs,
+        )
     progress.clear()
     problem = cache.save()
     if problem:
@@ -153,6 +183,7 @@ def usage_command(
 
 def run_usage(
     *,
+    transcripts: list[str],
     harness: str,
     root: str,
     cwd: str,
@@ -173,6 +204,7 @@ def run_usage(
 ) -> int:
     """The command line's entry (one keyword per option of ``cli.spec``'s ``usage``)."""
     return usage_command(
+        transcripts,
         harness=harness,
         root=root,
         cwd=cwd,

@@ -41,6 +41,7 @@ __all__ = (
     "UsageReport",
     "build_report",
     "collect",
+    "collect_paths",
     "parse_by",
 )
 
@@ -335,6 +336,104 @@ def _summarize_in_workers(todo: list[_Pending], jobs: int) -> None:
             for p, summary in zip(task, decoder.decode(future.result()), strict=True):
                 p.summary = summary
                 p.parsed = True
+
+
+def collect_paths(
+    paths: Sequence[str | os.PathLike[str]],
+    harness: str | None = None,
+    *,
+    cache: SummaryCache | None = None,
+    on_error: Callable[[str], None] | None = None,
+    on_file: Callable[[str], None] | None = None,
+) -> Collection:
+    """Summarize the transcripts at *paths* (files, and folders walked for ``*.jsonl``).
+
+    The harness of each is *harness*, or detected from its first records. A
+    file named on the command line that cannot be read or detected is an
+    error; a file a folder walk met that no harness reads is skipped, as is a
+    transcript with no conversation in it (counted in ``details``).
+    """
+    from agentminutes.errors import AgentminutesError
+    from agentminutes.pipeline.detect import detect
+
+    cache = cache if cache is not None else SummaryCache(enabled=False)
+    out = Collection()
+    skipped: dict[str, int] = {}
+
+    def error(text: str) -> None:
+        out.errors.append(text)
+        if on_error is not None:
+            on_error(text)
+
+    files: list[tuple[str, bool]] = []
+    for given in paths:
+        path = os.path.abspath(os.fspath(given))
+        if os.path.isdir(path):
+            for top, dirs, names in os.walk(path):
+                dirs.sort()
+                files += [(os.path.join(top, n), True) for n in sorted(names) if _jsonl(n)]
+        else:
+            files.append((path, False))
+    seen: set[str] = set()
+    for path, walked in files:
+        if path in seen:
+            continue
+        seen.add(path)
+        if on_file is not None:
+            on_file(path)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            error(f"{path}: {exc.strerror or exc}")
+            continue
+        if st.st_size == 0:
+            skipped["no conversation"] = skipped.get("no conversation", 0) + 1
+            continue
+        summary = cache.get(path, st)
+        cached = summary is not None
+        if summary is not None:
+            name = summary.meta.harness or (harness or "")
+        else:
+            try:
+                name = harness or detect(path)[0]
+            except AgentminutesError as exc:
+                if walked:
+                    skipped["no harness detected"] = skipped.get("no harness detected", 0) + 1
+                else:
+                    error(str(exc))
+                continue
+            summary = summarize(path, name, st.st_size, st.st_mtime_ns)
+            cache.put(summary)
+        if summary.error:
+            error(summary.error if name in summary.error else f"{name}: {summary.error}")
+        elif not summary.requests and not summary.started_at:
+            skipped["no conversation"] = skipped.get("no conversation", 0) + 1
+            continue
+        if cached:
+            out.from_cache += 1
+        else:
+            out.parsed += 1
+        if name not in USAGE_RULES:
+            out.no_usage[name] = out.no_usage.get(name, 0) + 1
+            continue
+        out.transcripts.append(
+            Transcript(
+                summary=summary,
+                harness=name,
+                session_id=summary.meta.session_id,
+                project=summary.meta.cwd,
+                started_ns=_started(summary),
+                read_to=st.st_size,
+            )
+        )
+    if skipped:
+        reasons = sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+        out.details.append("skipped files: " + ", ".join(f"{n} {why}" for why, n in reasons))
+    return out
+
+
+def _jsonl(name: str) -> bool:
+    return name.endswith(".jsonl") and not name.startswith(".")
 
 
 def msgspec_replace_subagent(meta: Any) -> Any:

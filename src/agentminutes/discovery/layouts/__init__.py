@@ -23,6 +23,7 @@ from agentminutes.discovery.layouts.base import (
     clean,
     join,
     read_identity,
+    wanted_cwd,
 )
 from agentminutes.discovery.layouts.registry import LOCATORS, locator
 
@@ -79,4 +80,5 @@ __all__ = (
     "join",
     "locator",
     "read_identity",
+    "wanted_cwd",
 )

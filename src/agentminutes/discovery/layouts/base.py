@@ -73,6 +73,7 @@ __all__ = (
     "read_identity",
     "strict_ref",
     "walk_files",
+    "wanted_cwd",
 )
 
 
@@ -186,6 +187,23 @@ def clean(path: str) -> str:
     if out.startswith("//"):
         out = "/" + out.lstrip("/")
     return out
+
+
+def wanted_cwd(path: str) -> str:
+    """A ``--cwd`` value as recorded working directories are compared with it.
+
+    ``~`` is expanded and a relative path (``.``) taken from the current folder;
+    a Windows path (``C:\\src``) is kept as written. ``--cwd`` means the same in
+    every command: the recorded working directory *is* this folder (after
+    lexical cleaning), not a folder below it.
+    """
+    path = os.path.expanduser(path)
+    if not (os.path.isabs(path) or _WINDOWS_ABSOLUTE.match(path)):
+        path = os.path.abspath(path)
+    return clean(path)
+
+
+_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:)?[\\/]")
 
 
 def join(*parts: str) -> str:
