@@ -30,6 +30,8 @@ BAD = {
     "--max-payload-bytes": "-1",
     "--idle-exit": "0",
     "--jobs": "many",
+    "--limit": "ten",
+    "--sort": "alphabet",
     "--promote": "codex:no-such-promotion",
     "--redact-pattern": "(unclosed",
 }
@@ -50,6 +52,7 @@ FREE = {
     "--cwd",
     "--session-id",
     "--cache-dir",
+    "--html",
     "--to",
 }
 
