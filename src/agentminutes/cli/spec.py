@@ -594,7 +594,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         ("follow",),
         "Follow transcripts as they are written: events within milliseconds of each line.",
-        run="agentminutes.live.runner:follow_main",
+        run="agentminutes.view.live:follow_command",
         arguments=(
             Argument(
                 "targets",
@@ -611,8 +611,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
             choice(
                 "--format",
                 offered("follow"),
-                "jsonl",
-                "Output format: follow writes jsonl.",
+                None,
+                "Output format: follow writes jsonl (on a terminal, without --format, --to or "
+                "--state: the events laid out to read, as view shows them).",
                 dest="fmt",
                 hint="follow writes one event per line as it arrives; convert writes the "
                 "whole session as json",
@@ -649,6 +650,10 @@ COMMANDS: Final[tuple[Command, ...]] = (
             ),
             value("--session-id", "ID", "Only this session (and its subagents)."),
             flag("--poll", help="Poll file sizes instead of file-change notification."),
+            flag(
+                "--full",
+                help="On a terminal: show long tool results and thinking whole (default: cut).",
+            ),
             HARNESS_VERSION,
             PERMISSIVE,
             KEEP_RAW,
@@ -1018,6 +1023,10 @@ COMMANDS: Final[tuple[Command, ...]] = (
             OUTPUT,
             flag("--full", help="Show long tool results and thinking whole (default: cut)."),
             flag("--no-pager", help="Print to the terminal without a pager."),
+            flag(
+                "--follow",
+                help="Keep showing the session as it is written (from its start; ^C stops).",
+            ),
             flag("--no-subagents", help="Leave out subagent transcripts."),
             value(
                 "--harness",

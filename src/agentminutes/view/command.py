@@ -119,6 +119,7 @@ def run_view(
     output: str | None = None,
     full: bool = False,
     no_pager: bool = False,
+    follow: bool = False,
     no_subagents: bool = False,
     harness: str = "auto",
     conversation: str | None = None,
@@ -131,6 +132,13 @@ def run_view(
     from agentminutes.stages.redact import chosen
 
     choice = chosen(redact, no_redact)
+    if follow:
+        if html is not None or output is not None:
+            raise UsageError("--follow shows the session as it is written; drop --html and -o")
+        from agentminutes.view.live import follow_readable
+
+        path = find_session(session, harness)
+        return follow_readable([path], harness=harness, full=full, plain=fmt == "text")
     stages, redactor = _stages(
         choice, redact_pattern or (), redact_config, default=html is not None
     )

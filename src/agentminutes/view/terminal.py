@@ -277,33 +277,42 @@ def _more(b: Block) -> str:
     return f"… {b.cut} more lines (--full shows all)" if b.cut else ""
 
 
+def text_lines(b: Block) -> list[str]:
+    """One block as plain-text lines."""
+    pad = "    " * b.depth
+    out: list[str] = []
+    if b.kind == "turn":
+        out += ["", pad + f"── {b.text} " + "─" * max(3, 60 - len(b.text))]
+    elif b.kind == "agent":
+        out += ["", pad + f"▼ {b.label} · {b.text}"]
+    elif b.kind == "prompt":
+        out.append(_indent(b.text, pad + "> "))
+    elif b.kind == "text":
+        out.append(_indent(b.text, pad))
+    elif b.kind == "thinking":
+        out.append(_indent(b.text, pad + "    ", pad + "(thinking) "))
+    elif b.kind == "call":
+        head = pad + f"● {b.label}"
+        out.append(head + ("\n" + _indent(b.text, pad + "    ") if b.text else ""))
+    elif b.kind in ("result", "error"):
+        mark = "  ✗ error: " if b.kind == "error" else "  ⎿ "
+        if b.label:
+            mark += f"{b.label}: "
+        out.append(_indent(b.text or "(empty)", pad + "    ", pad + mark))
+    elif b.kind == "answer":
+        out += ["", "── final answer " + "─" * 44, b.text]
+    else:
+        out.append(_indent(b.text, pad + "    ", pad + f"[{b.kind}] "))
+    if b.cut:
+        out.append(pad + "    " + _more(b))
+    return out
+
+
 def render_text(view: SessionView, *, full: bool = False) -> str:
     """*view* as plain text: one section per turn, tool calls and results indented."""
     out = [f"{label}: {value}" for label, value in session_headline(view)]
     for b in blocks(view, full=full):
-        pad = "    " * b.depth
-        if b.kind == "turn":
-            out += ["", pad + f"── {b.text} " + "─" * max(3, 60 - len(b.text))]
-        elif b.kind == "agent":
-            out += ["", pad + f"▼ {b.label} · {b.text}"]
-        elif b.kind == "prompt":
-            out.append(_indent(b.text, pad + "> "))
-        elif b.kind == "text":
-            out.append(_indent(b.text, pad))
-        elif b.kind == "thinking":
-            out.append(_indent(b.text, pad + "    ", pad + "(thinking) "))
-        elif b.kind == "call":
-            head = pad + f"● {b.label}"
-            out.append(head + ("\n" + _indent(b.text, pad + "    ") if b.text else ""))
-        elif b.kind in ("result", "error"):
-            mark = "  ✗ error: " if b.kind == "error" else "  ⎿ "
-            out.append(_indent(b.text or "(empty)", pad + "    ", pad + mark))
-        elif b.kind == "answer":
-            out += ["", "── final answer " + "─" * 44, b.text]
-        else:
-            out.append(_indent(b.text, pad + "    ", pad + f"[{b.kind}] "))
-        if b.cut:
-            out.append(pad + "    " + _more(b))
+        out += text_lines(b)
     return "\n".join(out) + "\n"
 
 
@@ -364,59 +373,68 @@ _STYLES: Final = {
 }
 
 
-def renderables(view: SessionView, *, full: bool = False) -> Iterator[RenderableType]:
-    """*view* as rich renderables (text is never read as markup)."""
-    from rich.padding import Padding
-    from rich.rule import Rule
+def headline_grid(rows: list[tuple[str, str]]) -> RenderableType:
+    """(label, value) rows as a two-column grid."""
     from rich.table import Table
     from rich.text import Text
 
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column(overflow="fold")
-    for label, value in session_headline(view):
+    for label, value in rows:
         head.add_row(label, Text(clean(value)))
-    yield head
+    return head
+
+
+def renderable(b: Block) -> RenderableType:
+    """One block as a rich renderable (its text is never read as markup)."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.rule import Rule
+    from rich.text import Text
+
+    left = 4 * b.depth
+    body: Text
+    if b.kind == "turn":
+        return Padding(
+            Rule(Text(b.text, style="bold"), align="left", style="blue"), (1, 0, 0, left)
+        )
+    if b.kind == "agent":
+        body = Text.assemble(("▼ " + b.label, "bold magenta"), (" · " + b.text, "magenta"))
+        return Padding(body, (1, 0, 0, left))
+    if b.kind == "answer":
+        rule = Rule(Text("final answer", style="bold green"), style="green")
+        return Group(Padding(rule, (1, 0, 0, 0)), Text(b.text))
+    if b.kind == "call":
+        body = Text.assemble(("● ", "cyan"), (b.label, "bold cyan"))
+        if b.text:
+            body.append("\n" + b.text, style="cyan")
+        return Padding(body, (0, 0, 0, left))
+    if b.kind == "prompt":
+        body = Text.assemble(("❯ ", "bold green"), (b.text, "bold"))
+    elif b.kind == "thinking":
+        body = Text("∴ thinking: " + b.text, style="dim italic")
+    elif b.kind in ("result", "error"):
+        mark = "✗ error " if b.kind == "error" else "⎿ "
+        body = Text(mark, style="bold red" if b.kind == "error" else "dim")
+        if b.label:
+            body.append(b.label + ": ", style="cyan")
+        body.append(b.text or "(empty)", style=_STYLES[b.kind])
+        left += 2
+    else:
+        body = Text(b.text, style=_STYLES.get(b.kind, ""))
+        if b.kind in ("harness", "system"):
+            body = Text(f"[{b.kind}] ", style=_STYLES[b.kind]) + body
+    if b.cut:
+        body.append("\n" + _more(b), style="dim")
+    return Padding(body, (0, 0, 0, left))
+
+
+def renderables(view: SessionView, *, full: bool = False) -> Iterator[RenderableType]:
+    """*view* as rich renderables (text is never read as markup)."""
+    yield headline_grid(session_headline(view))
     for b in blocks(view, full=full):
-        left = 4 * b.depth
-        body: Text
-        if b.kind == "turn":
-            yield Padding(
-                Rule(Text(b.text, style="bold"), align="left", style="blue"), (1, 0, 0, left)
-            )
-            continue
-        if b.kind == "agent":
-            body = Text.assemble(("▼ " + b.label, "bold magenta"), (" · " + b.text, "magenta"))
-            yield Padding(body, (1, 0, 0, left))
-            continue
-        if b.kind == "answer":
-            yield Padding(
-                Rule(Text("final answer", style="bold green"), style="green"), (1, 0, 0, 0)
-            )
-            yield Text(b.text)
-            continue
-        if b.kind == "call":
-            body = Text.assemble(("● ", "cyan"), (b.label, "bold cyan"))
-            if b.text:
-                body.append("\n" + b.text, style="cyan")
-            yield Padding(body, (0, 0, 0, left))
-            continue
-        if b.kind == "prompt":
-            body = Text.assemble(("❯ ", "bold green"), (b.text, "bold"))
-        elif b.kind == "thinking":
-            body = Text("∴ thinking: " + b.text, style="dim italic")
-        elif b.kind in ("result", "error"):
-            mark = "✗ error " if b.kind == "error" else "⎿ "
-            body = Text(mark, style="bold red" if b.kind == "error" else "dim")
-            body.append(b.text or "(empty)", style=_STYLES[b.kind])
-            left += 2
-        else:
-            body = Text(b.text, style=_STYLES.get(b.kind, ""))
-            if b.kind in ("harness", "system"):
-                body = Text(f"[{b.kind}] ", style=_STYLES[b.kind]) + body
-        if b.cut:
-            body.append("\n" + _more(b), style="dim")
-        yield Padding(body, (0, 0, 0, left))
+        yield renderable(b)
 
 
 def render_rich(view: SessionView, console: Console, *, full: bool = False) -> None:
