@@ -9,7 +9,8 @@ stays cheap):
   :func:`conversations` to list them;
 * live: :func:`follow` (one transcript's events as it is written), :func:`follow_many`
   (:class:`Envelope` s of several transcripts or folders, as a :class:`Following`) and
-  :func:`follow_to` (into a file or a collector);
+  :func:`follow_to` (into a file or a collector); what a runner is told of each transcript's
+  life: :class:`Started`, :class:`Ended`;
 * discovery: :func:`scan` (the sessions in the harnesses' own folders, as :class:`SessionRef` s;
   ``async for`` or ``for``), :func:`locate` / :func:`locate_sync` (one session by id);
   task-scope summaries: :func:`task_stats` / :func:`task_stats_sync`;
@@ -40,6 +41,7 @@ __all__ = (
     "Batch",
     "ConversationInfo",
     "DetectError",
+    "Ended",
     "Envelope",
     "Event",
     "Following",
@@ -51,6 +53,7 @@ __all__ = (
     "SessionRef",
     "SourceError",
     "Stage",
+    "Started",
     "Stats",
     "TaskStats",
     "ToolInteraction",
@@ -109,6 +112,8 @@ _LAZY = {
     "follow_many": "api",
     "follow_to": "api",
     "Following": "api",
+    "Started": "api",
+    "Ended": "api",
     "Envelope": "live.follower",
     "parse": "api",
     "iter_events": "api",
@@ -121,7 +126,9 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from agentminutes.api import (
+        Ended,
         Following,
+        Started,
         conversations,
         events,
         follow,

@@ -27,10 +27,12 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import aclosing
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentminutes.errors import AgentminutesError, ParseError, SourceError, UsageError
 from agentminutes.harness import ConversationInfo, ParseOptions
+from agentminutes.live.config import Mark
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.pipeline.conversion import source_name
 from agentminutes.pipeline.documents import DocumentConversion, Feed, feeds, route
@@ -42,12 +44,14 @@ from agentminutes.stages import build_stages
 if TYPE_CHECKING:
     import anyio
 
-    from agentminutes.live.follower import Envelope, Follower, Mark, Target
+    from agentminutes.live.follower import Envelope, Follower, Target
     from agentminutes.live.state import FollowState
 
 __all__ = (
+    "Ended",
     "Following",
     "OnError",
+    "Started",
     "build_stages",
     "conversations",
     "events",
@@ -131,10 +135,63 @@ async def events(
         max_payload_bytes=max_payload_bytes,
         stages=stages,
     )
-    feed = next(feeds(source, harness, options, conversation))
-    async for batch in apply_stages(feed.batches, chain):
-        for ev in batch.events:
-            yield ev
+    if source == "-":
+        feed = next(feeds(source, harness, options, conversation))
+        async for batch in apply_stages(feed.batches, chain):
+            for ev in batch.events:
+                yield ev
+        return
+    async with aclosing(_read_in_thread(source, harness, options, conversation)) as read:
+        async for batch in apply_stages(read, chain):
+            for ev in batch.events:
+                yield ev
+
+
+async def _read_in_thread(
+    source: Source,
+    harness: str,
+    options: ParseOptions,
+    conversation: str | None,
+    builder: SessionBuilder | None = None,
+    skipped: list[Callable[[], dict[str, int]]] | None = None,
+) -> AsyncGenerator[Batch, None]:
+    """The batches of a path, read and parsed on a thread of their own, a chunk a step.
+
+    The event loop only waits; a cancellation ends the read after the chunk
+    under way, and the file is closed before this returns. With *builder*, each
+    batch is added to it in the thread too (and none is yielded but the last,
+    empty, carrying the built :class:`Session` as its mark). *skipped* gets the
+    function that tells the skip counts.
+    """
+    from agentminutes.pipeline.worker import StepThread
+
+    worker = StepThread("agentminutes-read")
+    opened: list[tuple[Iterator[Batch], Callable[[], dict[str, int]]]] = []
+
+    def step() -> Batch | None:
+        if not opened:
+            opened.append(next(sync_feeds(source, conversation, False, harness, options)))
+            if skipped is not None:
+                skipped.append(opened[0][1])
+        batches = opened[0][0]
+        while (batch := next(batches, None)) is not None:
+            if builder is None:
+                return batch
+            builder.add_all(batch.events)
+        return None
+
+    try:
+        while (batch := await worker.run(step)) is not None:
+            yield batch
+        if builder is not None:
+            done = builder
+            yield Batch([], await worker.run(lambda: done.build(opened[0][1]())))
+    finally:
+        if opened:
+            close = getattr(opened[0][0], "close", None)
+            if close is not None:
+                close()  # the file, now (after the step under way: none runs at this point)
+        worker.close()
 
 
 async def parse(
@@ -163,7 +220,22 @@ async def parse(
         max_payload_bytes=max_payload_bytes,
         stages=stages,
     )
-    return await _session(next(feeds(source, harness, options, conversation)), chain)
+    if source == "-":
+        return await _session(next(feeds(source, harness, options, conversation)), chain)
+    builder = SessionBuilder()
+    if chain:
+        skipped: list[Callable[[], dict[str, int]]] = []
+        read = _read_in_thread(source, harness, options, conversation, skipped=skipped)
+        async with aclosing(read):
+            async for batch in apply_stages(read, chain):
+                builder.add_all(batch.events)
+        return builder.build(skipped[0]())
+    session: Session | None = None
+    async with aclosing(_read_in_thread(source, harness, options, conversation, builder)) as read:
+        async for last in read:
+            session = last.mark
+    assert session is not None
+    return session
 
 
 async def _session(feed: Feed, chain: Sequence[Stage]) -> Session:
@@ -334,12 +406,48 @@ def _torn_error(mark: Mark, line: int, size: int) -> ParseError:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A transcript began to be followed: a session's, or one of its subagents'.
+
+    Told (``on_start``) before its first envelope; ``session_id`` is empty if its
+    first batch held no ``session_meta``.
+    """
+
+    transcript: str
+    harness: str
+    session_id: str
+    is_subagent: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """A transcript's follow ended, after its last envelope: told once (``on_end``).
+
+    ``reason`` is ``done`` (:meth:`Following.done`), ``removed`` (the file went
+    away), ``error`` (``error`` says what: nothing more of it is read),
+    ``stopped`` (:meth:`Following.stop`, the *stop* event) or ``idle``
+    (*idle_exit*). At a stop, ``error`` may name a last line left incomplete.
+    """
+
+    transcript: str
+    harness: str
+    session_id: str
+    is_subagent: bool
+    reason: str
+    error: AgentminutesError | None = None
+
+
+def _silent(_message: str) -> None:
+    """Notices nobody asked for: the library writes nothing to stderr."""
+
+
 class Following:
     """The live stream of :func:`follow_many`: an async iterator of :class:`~agentminutes.Envelope` s.
 
-    Iterate it (``async for``), inside ``contextlib.aclosing`` or until it
-    ends; :meth:`done` and :meth:`stop` may be called from any task of the
-    same event loop meanwhile.
+    Use it as ``async with follow_many(...) as following: async for env in following``
+    (or iterate it inside ``contextlib.aclosing``, or until it ends); :meth:`done` and
+    :meth:`stop` may be called from any task of the same event loop meanwhile.
     """
 
     def __init__(
@@ -347,18 +455,23 @@ class Following:
         follower: Follower,
         follow_state: FollowState | None,
         chain: Sequence[Stage],
-        on_error: OnError | None,
-        on_done: Callable[[str], None] | None,
-        on_restart: Callable[[str], None] | None = None,
+        hooks: _Hooks,
     ) -> None:
         self._follower = follower
-        self._gen = _followed(follower, follow_state, chain, on_error, on_done, on_restart)
+        self._hooks = hooks
+        self._gen = _followed(follower, follow_state, chain, hooks)
 
     def __aiter__(self) -> Following:
         return self
 
     async def __anext__(self) -> Envelope:
         return await self._gen.__anext__()
+
+    async def __aenter__(self) -> Following:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         """Stop iterating now: watches and threads are released (held events are not written)."""
@@ -367,15 +480,84 @@ class Following:
     def done(self, transcript: Source) -> bool:
         """The agent writing *transcript* has finished: write what it holds now, stop reading it.
 
-        Its events on disk, then the message it still holds, come next in the
-        stream, without waiting for the other transcripts or a stop; then
-        *on_done* is told. Returns whether such a transcript is followed.
+        *transcript* is a transcript's path, or a session id: then every
+        transcript of that session seen so far, its subagents' first and its
+        own last. Their events on disk, then the message each still holds,
+        come next in the stream, without waiting for the other transcripts or
+        a stop; then *on_end* and *on_done* are told. A path in a followed
+        folder that the follow has not looked at yet is read whole first.
+        Returns whether such a transcript or session is followed. Does no file
+        work on the event loop (a stat at most): the reading is the follow's.
         """
-        return self._follower.done(os.fspath(transcript))
+        key = os.fspath(transcript)
+        names = self._hooks.sessions.get(key)
+        if names and self._follower.known.find(key) is None:
+            ordered = sorted(names, key=lambda n: not self._hooks.started[n].is_subagent)
+            told = [self._follower.done(name) for name in ordered]
+            return any(told)
+        return self._follower.done(key)
 
     def stop(self) -> None:
         """End the follow as the *stop* event does: what is on disk and what is held come last."""
         self._follower.stop()
+
+
+class _Hooks:
+    """The caller's callbacks, and what was told: each transcript starts once and ends once."""
+
+    def __init__(
+        self,
+        *,
+        on_error: OnError | None,
+        on_done: Callable[[str], None] | None,
+        on_restart: Callable[[str], None] | None,
+        on_start: Callable[[Started], None] | None,
+        on_end: Callable[[Ended], None] | None,
+    ) -> None:
+        self.on_error = on_error
+        self.on_done = on_done
+        self.on_restart = on_restart
+        self.on_start = on_start
+        self.on_end = on_end
+        self.started: dict[str, Started] = {}
+        self.ended: set[str] = set()
+        #: Session id -> the transcripts seen of it (the session's own, its subagents').
+        self.sessions: dict[str, set[str]] = {}
+
+    def seen(self, mark: Mark) -> None:
+        """*mark*'s transcript is followed: told as started, the first time."""
+        name = mark.transcript
+        known = self.started.get(name)
+        if known is not None and (known.session_id or not mark.session_id):
+            return
+        info = Started(name, mark.harness, mark.session_id, mark.is_subagent)
+        self.started[name] = info
+        if mark.session_id:
+            self.sessions.setdefault(mark.session_id, set()).add(name)
+        if known is None and self.on_start is not None:
+            self.on_start(info)
+
+    def end(self, mark: Mark, reason: str, error: AgentminutesError | None = None) -> None:
+        """*mark*'s transcript ended: told once, after its last envelope."""
+        name = mark.transcript
+        if name in self.ended:
+            return
+        self.seen(mark)
+        self.ended.add(name)
+        info = self.started[name]
+        if self.on_end is not None:
+            self.on_end(Ended(name, info.harness, info.session_id, info.is_subagent, reason, error))
+        if self.on_done is not None:
+            self.on_done(name)
+
+    def end_all(self, reason: str, errors: Mapping[str, AgentminutesError]) -> None:
+        """The follow ended (*reason*): every transcript not ended yet ends, subagents first."""
+        left = [info for name, info in self.started.items() if name not in self.ended]
+        left.sort(key=lambda info: not info.is_subagent)
+        for info in left:
+            mark = Mark(info.transcript, info.harness, session_id=info.session_id)
+            mark.is_subagent = info.is_subagent
+            self.end(mark, reason, errors.get(info.transcript))
 
 
 async def _controls(
@@ -401,20 +583,18 @@ async def _followed(
     follower: Follower,
     follow_state: FollowState | None,
     chain: Sequence[Stage],
-    on_error: OnError | None,
-    on_done: Callable[[str], None] | None,
-    on_restart: Callable[[str], None] | None = None,
+    hooks: _Hooks,
 ) -> AsyncGenerator[Envelope, None]:
     import msgspec
 
-    from agentminutes.live.follower import Envelope, Mark
+    from agentminutes.live.follower import Envelope
     from agentminutes.live.ids import event_id
     from agentminutes.sinks.encoding import one_line
 
     encode = msgspec.json.Encoder().encode
     pending: list[Mark] = []
     torn: list[ParseError] = []
-
+    cut_at_stop: dict[str, AgentminutesError] = {}
     told: set[tuple[str, str]] = set()
 
     def controls() -> None:
@@ -422,21 +602,47 @@ async def _followed(
             error = mark.error
             if error is not None and (mark.transcript, str(error)) not in told:
                 told.add((mark.transcript, str(error)))
-                if on_error is None:
+                hooks.end(mark, "error", error)
+                if hooks.on_error is None:
                     raise error
-                on_error(error)
+                hooks.on_error(error)
             if mark.torn:
                 cut = _torn_error(mark, *mark.torn)
-                if on_error is not None:
-                    on_error(cut)
+                cut_at_stop[mark.transcript] = cut
+                if hooks.on_error is not None:
+                    hooks.on_error(cut)
                 elif follow_state is None:  # with a state, the next run reads it whole
                     torn.append(cut)
-            if mark.restarted and on_restart is not None:
-                on_restart(mark.transcript)
-            if mark.done and on_done is not None:
-                on_done(mark.transcript)
+            if mark.restarted:
+                if hooks.on_restart is not None:
+                    hooks.on_restart(mark.transcript)
+            elif mark.done:
+                hooks.end(mark, mark.end or "done")
         pending.clear()
 
+    def envelopes(batch: Batch, mark: Mark) -> list[Envelope]:
+        return [
+            Envelope(
+                transcript=mark.transcript,
+                harness=mark.harness,
+                id=event_id(mark.identity, ev, one_line(encode(ev))),
+                session_id=mark.session_id,
+                is_subagent=mark.is_subagent,
+                event=ev,
+            )
+            for ev in batch.events
+        ]
+
+    def prepare(batch: Batch) -> Batch:
+        mark = batch.mark
+        if not isinstance(mark, Mark) or not batch.events:
+            return batch
+        return _Ready(batch.events, mark, envelopes(batch, mark))
+
+    if not chain:
+        # No stage: the envelopes (their ids digest each event) are made in the
+        # follow's thread, with the reading, not on the event loop.
+        follower.prepare = prepare
     try:
         async with aclosing(follower.batches()) as source:
             batches = apply_stages(_controls(source, pending), chain, keep_marks=True)
@@ -452,26 +658,34 @@ async def _followed(
                             )
                         controls()
                         continue
-                    for ev in batch.events:
-                        yield Envelope(
-                            transcript=mark.transcript,
-                            harness=mark.harness,
-                            id=event_id(mark.identity, ev, one_line(encode(ev))),
-                            session_id=mark.session_id,
-                            is_subagent=mark.is_subagent,
-                            event=ev,
-                        )
+                    if batch.events:
+                        hooks.seen(mark)
+                    ready = batch.envelopes if isinstance(batch, _Ready) else None
+                    for envelope in ready if ready is not None else envelopes(batch, mark):
+                        yield envelope
                     # The consumer has taken every event of the batch: record the progress.
                     if follow_state is not None:
                         mark.record(follow_state)
-                        follow_state.save_if_due()
+                        if follow_state.dirty:
+                            await follower.run_step(follow_state.save_if_due)
                     controls()
         controls()
+        hooks.end_all(follower.ended_by or "stopped", cut_at_stop)
     finally:
         if follow_state is not None:
-            follow_state.save()
+            import anyio
+
+            with anyio.CancelScope(shield=True):  # written whole, or not at all (atomic)
+                await follower.run_step(follow_state.save)
     if torn:
         raise torn[0]
+
+
+@dataclass(slots=True)
+class _Ready(Batch):
+    """A batch and its envelopes, made in the follow's thread."""
+
+    envelopes: list[Envelope] = field(default_factory=list)
 
 
 def _make(
@@ -573,6 +787,9 @@ def follow_many(
     on_error: OnError | None = None,
     on_done: Callable[[str], None] | None = None,
     on_restart: Callable[[str], None] | None = None,
+    on_start: Callable[[Started], None] | None = None,
+    on_end: Callable[[Ended], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
     permissive: bool = False,
     keep_raw: bool = False,
     harness_version: str = "",
@@ -602,7 +819,7 @@ def follow_many(
             from the iteration (a torn last line at the end, and only without
             *state*: with one, the next run reads it whole).
         on_done: told the name of each transcript that ended (:meth:`Following.done`,
-            removed, or at a stop), after its last event.
+            removed, failed, or at a stop or idle exit), once, after its last event.
         start_at: per transcript path, the byte offset to start at (0, or just past
             a newline): what the caller has read of the file already, so the follow
             takes over exactly there (``usage`` summarizes the complete lines, then
@@ -614,6 +831,14 @@ def follow_many(
             entry comes first. A file shorter than its offset, or without a newline
             just before it, changed since it was read: it is followed from its
             start, after *on_restart* is told.
+        on_start: told each transcript as it begins (a :class:`Started`: a session's
+            own, or a subagent's, ``is_subagent``), before its first envelope.
+        on_end: told each transcript's end once, after its last envelope (an
+            :class:`Ended`): ``done``, ``removed``, ``error`` (with the error),
+            ``stopped`` or ``idle``; at a stop a session's subagents end before it.
+            *on_done* is told the same ends, by name.
+        on_notice: told what the follow has to say that is no error (a folder
+            polled, a file moved); nothing goes to stderr.
         on_restart: told the name of each transcript whose content started over —
             truncated or rewritten in place, replaced by another file, or not what
             *start_at* said — after the events of its old content and before those
@@ -642,8 +867,16 @@ def follow_many(
         harness_version=harness_version,
         text_form=text_form,
         stop_event=stop,
+        notice=on_notice or _silent,
     )
-    return Following(follower, follow_state, chain, on_error, on_done, on_restart)
+    hooks = _Hooks(
+        on_error=on_error,
+        on_done=on_done,
+        on_restart=on_restart,
+        on_start=on_start,
+        on_end=on_end,
+    )
+    return Following(follower, follow_state, chain, hooks)
 
 
 async def follow_to(

@@ -92,6 +92,8 @@ class Mark:
     #: This batch is the last of the transcript: what it held was written, nothing follows
     #: until its path names a new file.
     done: bool = False
+    #: Why it ended, with *done*: ``done`` (the runner said so) or ``removed`` (moved away).
+    end: str = ""
     #: Reading the transcript failed here (a bad line): nothing more of it is read.
     error: AgentminutesError | None = None
     #: At a stop: the line the transcript's last, partial line would be, and its bytes

@@ -35,12 +35,12 @@ Stops
 
 from __future__ import annotations
 
+import collections
 import os
 import stat
-import threading
 import time
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from agentminutes.discovery.roots import is_transcript_name
 from agentminutes.errors import SourceError, UsageError
@@ -66,6 +66,10 @@ from agentminutes.pipeline.batch import Batch
 if TYPE_CHECKING:
     import anyio
 
+    from agentminutes.pipeline.worker import StepThread
+
+_T = TypeVar("_T")
+
 __all__ = (
     "Envelope",
     "FollowConfig",
@@ -81,8 +85,9 @@ __all__ = (
 MOVE_GRACE_S: Final = 2.0
 #: Files kept open at most; the least recently active others are released (reopened on change).
 MAX_OPEN_FILES: Final = 64
-#: Batches handed out between two checkpoints of the event loop (fairness to other tasks).
-BATCHES_PER_CHECKPOINT: Final = 16
+#: Batches one step of the worker thread reads at most, and the time it reads for (s).
+BATCHES_PER_STEP: Final = 16
+STEP_S: Final = 0.005
 #: The longest wait without looking at anything (s): a tick lets a consumer save progress.
 MAX_WAIT_S: Final = 5.0
 
@@ -103,6 +108,7 @@ def make_follower(
     harness_version: str = "",
     text_form: str = "bare",
     stop_event: anyio.Event | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> tuple[Follower, FollowState | None]:
     """A :class:`Follower` for the common options, and the state file it checkpoints to.
 
@@ -130,6 +136,8 @@ def make_follower(
         checkpoint=follow_state is not None,
         stop_event=stop_event,
     )
+    if notice is not None:
+        config.notice = notice
     return Follower(targets, config), follow_state
 
 
@@ -161,6 +169,8 @@ class Follower:
         self.known = Registry(self.config)
         #: The follow ended after reading everything and writing what was held.
         self.completed = False
+        #: Why the follow ended: ``stopped`` (:meth:`stop`, the stop event) or ``idle``.
+        self.ended_by = ""
         self._due: dict[Transcript, None] = {}
         self._pending = Changes()
         self._finished: list[Batch] = []
@@ -170,7 +180,10 @@ class Follower:
         self._flush = True
         self._started = False
         self._warmed = False
-        self._warm_thread: threading.Thread | None = None
+        self._requests: collections.deque[str] = collections.deque()
+        self._worker: StepThread | None = None
+        #: Applied to each batch in the follow's thread (the library makes envelopes there).
+        self.prepare: Callable[[Batch], Batch] | None = None
         self._last_activity = time.monotonic()
         self._last_rescan = time.monotonic()
         self._open: set[Transcript] = set()
@@ -203,20 +216,46 @@ class Follower:
         For a runner that knows the agent writing it has finished: its last
         message comes out without waiting for a stop. With a state file it is
         recorded as flushed (a later run does not write it again). Returns
-        whether such a transcript was followed.
+        whether such a transcript is followed, or is a file in the followed
+        folders not looked at yet (it is read whole first).
+
+        Only notes the request (call it from the event loop's thread): the
+        reading happens in the follow's own step, off the event loop.
         """
-        tr = self.known.find(transcript)
-        if tr is None:
-            return False
-        self._read_out(tr)
-        batch = tr.flush() or Batch([], tr.mark())
-        assert isinstance(batch.mark, Mark)
-        batch.mark.done = True
-        self._finished.append(batch)
-        self._retire(tr, "ended")
+        name = os.fspath(transcript)
+        if self.known.find(name) is None:
+            path = os.path.abspath(name)
+            target = self._folder_of(path)
+            if target is None or not os.path.isfile(path):
+                return False
+        self._requests.append(name)
         if self._watcher is not None:
             self._watcher.wake()
         return True
+
+    def _take_requests(self) -> None:
+        """End the transcripts :meth:`done` named (worker thread)."""
+        while self._requests:
+            name = self._requests.popleft()
+            tr = self.known.find(name)
+            if tr is None:
+                self._absorb()  # a file the watch reported and nobody looked at yet
+                tr = self.known.find(name)
+            if tr is None:
+                self._consider(os.path.abspath(name))
+                tr = self.known.find(name)
+            if tr is None or tr.status not in ("new", "active"):
+                continue
+            self._read_out(tr)
+            if tr.error is not None:  # a bad line came before its end: that is how it ends
+                self._finished.append(self._failed(tr, None))
+                continue
+            batch = tr.flush() or Batch([], tr.mark())
+            assert isinstance(batch.mark, Mark)
+            batch.mark.done = True
+            batch.mark.end = "done"
+            self._finished.append(batch)
+            self._retire(tr, "ended")
 
     @property
     def files(self) -> dict[str, Transcript]:
@@ -253,61 +292,52 @@ class Follower:
             yield batch
 
     async def batches(self) -> AsyncGenerator[Batch, None]:
-        """Batches of events, as the transcripts grow, until :meth:`stop` or ``idle_exit``."""
-        import anyio
+        """Batches of events, as the transcripts grow, until :meth:`stop` or ``idle_exit``.
 
+        The file system work (stat, read, parse, scan) runs in a worker thread,
+        one bounded step at a time, so the event loop only waits: a
+        cancellation takes effect once the step under way returns (one chunk
+        read and parsed), and leaves no thread working.
+        """
+        from agentminutes.pipeline.worker import StepThread
+
+        worker = self._worker = StepThread("agentminutes-follow")
+        run = worker.run
         cfg = self.config
         try:
-            self._start()
-            self._watcher = Watcher(self._watch_roots(), poll=cfg.poll, notice=cfg.notice)
-            if self._stopping:
-                self._watcher.interrupt()
-            # What changed before the watch was in place raised no event: look again.
-            self._pending.everything = True
-            for folder in self._watcher.polled:
-                self._note_polled(folder)
+            await run(self._open_watch)
             while True:
-                produced = 0
-                while True:
-                    if cfg.stop_event is not None and cfg.stop_event.is_set():
-                        self.stop()
-                    self._absorb()
-                    batch = self._next_batch()
-                    if batch is None:
-                        break
-                    produced += 1
+                if cfg.stop_event is not None and cfg.stop_event.is_set():
+                    self.stop()
+                ready = await run(lambda: self._prepared(self._produce()))
+                for batch in ready:
                     yield batch
-                    if produced % BATCHES_PER_CHECKPOINT == 0:
-                        await anyio.lowlevel.checkpoint()
+                if ready:
+                    continue
                 if self._stopping:
                     break
                 now = time.monotonic()
                 if cfg.idle_exit is not None and now - self._last_activity >= cfg.idle_exit:
+                    self.ended_by = "idle"
                     break
-                self._expire_vanished(now)
-                if self._due or self._finished or self._has_pending():
+                if self.known.vanished:
+                    await run(lambda: self._expire_vanished(time.monotonic()))
+                if self._due or self._finished or self._has_pending() or self._requests:
                     continue
-                self._warm_up()
-                changes = await self._watcher.wait(self._timeout(now), stop=cfg.stop_event)
-                self._merge(changes)
-                self._poll_due(time.monotonic())
-                if not produced and not (self._due or self._has_pending()):
+                if not self._warmed:
+                    await run(self._warm_up)
+                assert self._watcher is not None
+                await self._watcher.wait(self._timeout(now), stop=cfg.stop_event, take=False)
+                await run(self._after_wait)
+                if not (self._due or self._has_pending() or self._requests or self._finished):
                     yield Batch([], None)  # a tick: lets the consumer save progress while idle
+            self.ended_by = self.ended_by or "stopped"
             # Stopping: everything on disk now (folders scanned once more), then what is held.
-            self._prepare_stop()
-            n = 0
-            while True:
-                self._absorb()
-                batch = self._next_batch()
-                if batch is None:
-                    if self._has_pending():
-                        continue  # reading found a path to look at (a file replaced)
-                    break
-                n += 1
-                yield batch
-                if n % BATCHES_PER_CHECKPOINT == 0:
-                    await anyio.lowlevel.checkpoint()
-            for batch in self._final_batches():
+            await run(self._prepare_stop)
+            while ready := await run(lambda: self._prepared(self._produce_stopping())):
+                for batch in ready:
+                    yield batch
+            for batch in await run(lambda: self._prepared(self._final_batches())):
                 yield batch
             self.completed = True
         finally:
@@ -316,14 +346,79 @@ class Follower:
                 self._watcher = None
             for tr in self.known.files.values():
                 tr.tail.close()
-            if self._warm_thread is not None:
-                # Imports cannot be interrupted; they end within tens of milliseconds,
-                # and a follow that ended leaves no thread behind.
-                self._warm_thread.join(timeout=1.0)
-                self._warm_thread = None
+            self._worker = None
+            worker.close()
+
+    def _prepared(self, batches: list[Batch]) -> list[Batch]:
+        prepare = self.prepare
+        return batches if prepare is None else [prepare(b) for b in batches]
+
+    async def run_step(self, step: Callable[[], _T]) -> _T:
+        """Run *step* (file work: saving the state) on the follow's thread, off the event loop."""
+        from agentminutes.pipeline.worker import StepThread
+
+        if self._worker is not None:
+            return await self._worker.run(step)
+        worker = StepThread("agentminutes-follow")
+        try:
+            return await worker.run(step)
+        finally:
+            worker.close()
+
+    def _open_watch(self) -> None:
+        """The first look at the targets, and the watch on their folders (worker thread)."""
+        self._start()
+        self._watcher = Watcher(
+            self._watch_roots(), poll=self.config.poll, notice=self.config.notice
+        )
+        if self._stopping:
+            self._watcher.interrupt()
+        # What changed before the watch was in place raised no event: look again.
+        self._pending.everything = True
+        for folder in self._watcher.polled:
+            self._note_polled(folder)
+
+    def _produce(self) -> list[Batch]:
+        """The batches ready now: at most :data:`BATCHES_PER_STEP`, or what
+        :data:`STEP_S` of reading gives (worker thread)."""
+        out: list[Batch] = []
+        until = time.monotonic() + STEP_S
+        while True:
+            self._take_requests()
+            self._absorb()
+            batch = self._next_batch()
+            if batch is None:
+                break
+            out.append(batch)
+            if len(out) >= BATCHES_PER_STEP or time.monotonic() >= until:
+                break
+        return out
+
+    def _produce_stopping(self) -> list[Batch]:
+        """At a stop, the batches of what is on disk, until nothing is left (worker thread)."""
+        out: list[Batch] = []
+        until = time.monotonic() + STEP_S
+        while True:
+            self._take_requests()
+            self._absorb()
+            batch = self._next_batch()
+            if batch is None:
+                if self._has_pending():
+                    continue  # reading found a path to look at (a file replaced)
+                break
+            out.append(batch)
+            if len(out) >= BATCHES_PER_STEP or time.monotonic() >= until:
+                break
+        return out
+
+    def _after_wait(self) -> None:
+        """What the watch reported, and the polls that came due (worker thread)."""
+        assert self._watcher is not None
+        self._merge(self._watcher.take())
+        self._poll_due(time.monotonic())
 
     def _warm_up(self) -> None:
-        """Once idle, load the adapters a transcript's first bytes will need, in a thread.
+        """Once idle, load the adapters a transcript's first bytes will need (worker thread).
 
         A transcript not written yet (or one a followed folder will get) is
         detected when its first record comes; importing the adapters then would
@@ -340,10 +435,7 @@ class Follower:
         if waiting:
             from agentminutes.harness import load_line_adapters
 
-            self._warm_thread = threading.Thread(
-                target=load_line_adapters, name="agentminutes-warm-up", daemon=True
-            )
-            self._warm_thread.start()
+            load_line_adapters()
 
     def _prepare_stop(self) -> None:
         if self._watcher is not None:
@@ -436,6 +528,7 @@ class Follower:
         """Read *tr* to its end now, queueing its batches to come next."""
         while tr.status in ("new", "active"):
             batch, _ = tr.pump()
+            self.known.index(tr)  # known by its file: a rescan does not take it for a new one
             if batch is not None:
                 self._finished.append(batch)
             if tr.error is not None or not tr.again:

@@ -494,6 +494,7 @@ class Transcript:
         if notice:
             self.config.notice(f"{self.name}: {notice}")
         batch = Batch(events, self.mark(forget=True, done=True))
+        batch.mark.end = "removed"
         self.status = "ended"
         self.tail.close()
         return batch

@@ -208,6 +208,7 @@ class Watcher:
         self._missing: list[tuple[str, bool]] = []
         self._missing_checked = 0.0
         self._interrupted = False
+        self._woken = False
         self._scope: anyio.CancelScope | None = None
         self._pending = Changes()
         notified: list[tuple[str, bool]] = []
@@ -286,8 +287,12 @@ class Watcher:
 
     # -- waiting ---------------------------------------------------------------------
 
-    async def wait(self, max_wait: float, *, stop: anyio.Event | None = None) -> Changes:
-        """Wait for a change, *max_wait* seconds, :meth:`interrupt` or *stop*; what changed."""
+    async def wait(
+        self, max_wait: float, *, stop: anyio.Event | None = None, take: bool = True
+    ) -> Changes:
+        """Wait for a change, *max_wait* seconds, :meth:`interrupt`, :meth:`wake` or *stop*;
+        what changed (nothing without *take*: the caller calls :meth:`take`, in a thread
+        perhaps, as reading the notifications can add watches)."""
         import anyio
 
         if stop is not None and not self._interrupted and not stop.is_set():
@@ -299,10 +304,11 @@ class Watcher:
 
                 tg.start_soon(interrupt_on_stop)
                 try:
-                    return await self.wait(max_wait)
+                    return await self.wait(max_wait, take=take)
                 finally:
                     tg.cancel_scope.cancel()
-        if not self._interrupted and not self._has_pending():
+        woken, self._woken = self._woken, False
+        if not self._interrupted and not woken and not self._has_pending():
             if self._missing:
                 max_wait = min(max_wait, MISSING_CHECK_S)
             fd = self._fd()
@@ -315,7 +321,8 @@ class Watcher:
                         await anyio.wait_readable(fd)
                 finally:
                     self._scope = None
-        return self._take()
+        self._woken = False
+        return self._take() if take else Changes()
 
     def take(self) -> Changes:
         """What changed since the last look, without waiting."""
@@ -366,7 +373,8 @@ class Watcher:
             self._scope.cancel()
 
     def wake(self) -> None:
-        """End the current :meth:`wait` (there is something to do)."""
+        """End the current :meth:`wait`, or the next one at once (there is something to do)."""
+        self._woken = True
         if self._scope is not None:
             self._scope.cancel()
 
