@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from pathlib import Path
 
 import anyio
@@ -64,3 +65,33 @@ def test_a_parse_error_closes_the_transcript(tmp_path: Path, backend: str) -> No
     with pytest.raises(agentminutes.ParseError):
         agentminutes.load(bad)
     assert str(bad) not in _open_fds()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cancelled_archive_leaves_the_archive_as_it_was(tmp_path: Path, backend: str) -> None:
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-work"
+    project.mkdir(parents=True)
+    session = "c45af7b1-cb7c-4e51-93db-8cbb250a877a"
+    # A long session (the fixture's lines many times over), so the run is cut mid-way.
+    lines = lines_of(MAIN)
+    (project / f"{session}.jsonl").write_bytes(lines[0] + b"".join(lines[1:]) * 150)
+    to = tmp_path / "archive"
+    env = {"HOME": str(home)}
+
+    async def main() -> tuple[bool, list[str]]:
+        with anyio.move_on_after(0.03) as scope:
+            await agentminutes.archive(to, harness="claude-code", session_id=session, env=env)
+        threads = [t.name for t in threading.enumerate() if t.name.startswith("agentminutes")]
+        return scope.cancelled_caught, threads
+
+    cancelled, threads = anyio.run(main, backend=backend)
+    assert cancelled
+    assert threads == []
+    left = sorted(p.name for p in to.rglob("*") if p.is_file())
+    assert left == [".agentminutes-archive.lock"]  # no copy, no temporary file, no manifest
+    assert not [fd for fd in _open_fds() if fd.startswith(str(to))]
+    # Not cancelled, the same run completes.
+    done = agentminutes.archive_sync(to, harness="claude-code", session_id=session, env=env)
+    assert done.copied
+    assert done.normalized

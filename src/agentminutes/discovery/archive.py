@@ -43,6 +43,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -164,6 +165,7 @@ def _whole_lines(src: IO[bytes], out: IO[bytes], h: hashlib._Hash, lines: bool) 
     written = 0
     pending = b""
     while chunk := src.read(_CHUNK):
+        _check()
         if lines:
             data = pending + chunk
             cut = data.rfind(b"\n") + 1
@@ -243,6 +245,9 @@ def _copy(
             if not lines:
                 return _Copy("conflict", reason="it grew, and is not an append-only line file")
             src.seek(held_size)
+            undo = getattr(_current, "undo", None)
+            if undo is not None:
+                undo.extended.append((dest, held_size))
             with open(dest, "ab") as out:
                 added = _whole_lines(src, out, h, lines=True)
                 out.flush()
@@ -264,7 +269,11 @@ def _copy(
                 os.unlink(tmp)
                 return _Copy("pending")
             _keep_mtime(tmp, st)
+            _check()
             os.replace(tmp, dest)
+            undo = getattr(_current, "undo", None)
+            if undo is not None:
+                undo.created.append(dest)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -289,6 +298,9 @@ def _normalize(copy: str, harness: str, permissive: bool, redaction: Stage | Non
     from agentminutes.pipeline.conversion import Conversion, open_chunks
 
     target = copy + NORMALIZED_SUFFIX
+    undo = getattr(_current, "undo", None)
+    if undo is not None and not os.path.exists(target):
+        undo.created.append(target)
     conv = Conversion(
         name=copy, harness=harness, options=ParseOptions(permissive=permissive), path=copy
     )
@@ -300,6 +312,7 @@ def _normalize(copy: str, harness: str, permissive: bool, redaction: Stage | Non
             if redaction is not None:
                 batches = apply_stages(batches, [redaction])
             async for batch in batches:
+                _check()
                 await sink.send(batch)
             sink.finish(conv.skipped)
             await sink.aclose()
@@ -403,6 +416,70 @@ def archive_sync(
     redaction: Stage | None = None,
 ) -> ArchiveResult:
     """Synchronous twin of :func:`archive`."""
+    return _archive(
+        None,
+        to,
+        harness=harness,
+        session_id=session_id,
+        cwd=cwd,
+        since=since,
+        root=root,
+        permissive=permissive,
+        env=env,
+        on_report=on_report,
+        redaction=redaction,
+    )
+
+
+class _Cancelled(Exception):
+    """The async caller was cancelled: the run stops and undoes what it did."""
+
+
+class _Undo:
+    """What this run changed in the archive, to put back if it is cancelled."""
+
+    def __init__(self, cancel: threading.Event | None) -> None:
+        self.cancel = cancel
+        self.created: list[str] = []
+        self.extended: list[tuple[str, int]] = []
+
+    def check(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise _Cancelled
+
+    def undo(self) -> None:
+        for path in reversed(self.created):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        for path, size in reversed(self.extended):
+            with contextlib.suppress(OSError):
+                os.truncate(path, size)
+
+
+#: The run under way in this thread (checked between chunks), if it can be cancelled.
+_current = threading.local()
+
+
+def _check() -> None:
+    undo = getattr(_current, "undo", None)
+    if undo is not None:
+        undo.check()
+
+
+def _archive(
+    cancel: threading.Event | None,
+    to: str | os.PathLike[str],
+    *,
+    harness: str,
+    session_id: str | None,
+    cwd: str | None,
+    since: When,
+    root: str | os.PathLike[str] | None,
+    permissive: bool,
+    env: Mapping[str, str] | None,
+    on_report: Callable[[str], None] | None,
+    redaction: Stage | None,
+) -> ArchiveResult:
     from agentminutes.harness import document_adapter_class
 
     if document_adapter_class(harness) is not None:
@@ -441,21 +518,37 @@ def archive_sync(
         result.errors.append(text)
         report(text)
 
+    undo = _Undo(cancel)
     with lock:
         # Another archive run into the same folder waits here: one writer per manifest.
         fcntl.flock(lock, fcntl.LOCK_EX)
         manifest = _read_manifest(target)
         held = {e.path: e for e in manifest.files}
+        before = dict(held) if os.path.exists(join(target, MANIFEST)) else None
+        _current.undo = undo
         try:
             for ref in _select(harness, roots, root, session_id, cwd, since, env, fail):
                 result.sessions.append(ref.meta.session_id or ref.path)
                 for f in _session_files(harness, ref, roots):
+                    undo.check()
                     _archive_file(
                         f, harness, roots, target, held, result, permissive, report, fail, redaction
                     )
-                _write_manifest(target, held)
-        finally:
+                undo.check()
             _write_manifest(target, held)
+        except _Cancelled:
+            undo.undo()
+            if before is None:
+                with contextlib.suppress(OSError):
+                    os.unlink(join(target, MANIFEST))
+            else:
+                _write_manifest(target, before)
+            raise
+        except BaseException:
+            _write_manifest(target, held)
+            raise
+        finally:
+            _current.undo = None
     return result
 
 
@@ -575,10 +668,13 @@ async def archive(
         UsageError: no or both selections, an unknown harness, *to* inside the
             harness's folders, or no session with that id.
     """
-    import anyio.to_thread
+    from agentminutes.pipeline.worker import StepThread
+
+    cancel = threading.Event()
 
     def run() -> ArchiveResult:
-        return archive_sync(
+        return _archive(
+            cancel,
             to,
             harness=harness,
             session_id=session_id,
@@ -591,4 +687,10 @@ async def archive(
             redaction=redaction,
         )
 
-    return await anyio.to_thread.run_sync(run)
+    # Cancelled, the run stops at its next chunk or file and undoes what it did: the
+    # archive is as it was, no lock or temporary file is left, no thread goes on.
+    worker = StepThread("agentminutes-archive")
+    try:
+        return await worker.run(run, on_cancel=cancel.set)
+    finally:
+        worker.close()

@@ -51,8 +51,14 @@ class StepThread:
                 self._outcome = (False, exc)
             send.send(b"\0")
 
-    async def run(self, step: Callable[[], _T]) -> _T:
-        """Run *step* on the thread and return what it returns (or raise what it raises)."""
+    async def run(
+        self, step: Callable[[], _T], *, on_cancel: Callable[[], None] | None = None
+    ) -> _T:
+        """Run *step* on the thread and return what it returns (or raise what it raises).
+
+        *on_cancel* is called when the waiting task is cancelled, before waiting
+        for the step to end (a step that checks a flag ends sooner).
+        """
         import anyio
 
         if self._thread is None:
@@ -64,6 +70,8 @@ class StepThread:
             await anyio.wait_readable(recv)
         except BaseException:
             # Cancelled: the step is not abandoned; it ends by itself, soon.
+            if on_cancel is not None:
+                on_cancel()
             with anyio.CancelScope(shield=True):
                 await anyio.wait_readable(recv)
             recv.recv(1)
