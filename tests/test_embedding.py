@@ -295,3 +295,26 @@ def test_cancelling_the_runner_leaves_nothing(tmp_path: Path, backend: str) -> N
     assert threads == []
     assert tasks_after == tasks_before
     assert {t.ident for t in threading.enumerate()} <= threads_before
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_readme_runner_example_runs(backend: str) -> None:
+    import re
+    import subprocess
+
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    match = re.search(r"<!-- runner-example -->\n```python\n(.*?)```", readme, re.S)
+    assert match, "README lost its runner example"
+    sessions = [AGENTS[1], AGENTS[7], AGENTS[8]]  # named by their session ids
+    proc = subprocess.run(
+        [sys.executable, "-c", match.group(1), backend, *map(str, sessions)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # the library says nothing unasked
+    lines = sorted(proc.stdout.splitlines())
+    assert lines == sorted(f"done {p.stem} 1 copied" for p in sessions)

@@ -450,16 +450,31 @@ class Following:
     :meth:`stop` may be called from any task of the same event loop meanwhile.
     """
 
-    def __init__(
-        self,
-        follower: Follower,
-        follow_state: FollowState | None,
-        chain: Sequence[Stage],
-        hooks: _Hooks,
-    ) -> None:
-        self._follower = follower
+    def __init__(self, make: Callable[[], _Made], hooks: _Hooks) -> None:
+        self._make = make
         self._hooks = hooks
-        self._gen = _followed(follower, follow_state, chain, hooks)
+        self._follower: Follower | None = None
+        #: done() and stop() asked before the follow started (it starts at the first step).
+        self._early_done: list[str] = []
+        self._early_stop = False
+        self._gen = _followed(self, hooks)
+
+    async def _start(self) -> tuple[Follower, FollowState | None, list[Stage]]:
+        """Make the follower (imports, stats, the first look at the targets) off the loop."""
+        from agentminutes.pipeline.worker import StepThread
+
+        worker = StepThread("agentminutes-start")
+        try:
+            follower, follow_state, chain = await worker.run(self._make)
+        finally:
+            worker.close()
+        self._follower = follower
+        if self._early_stop:
+            follower.stop()
+        for name in self._early_done:
+            self.done(name)
+        self._early_done.clear()
+        return follower, follow_state, chain
 
     def __aiter__(self) -> Following:
         return self
@@ -486,20 +501,28 @@ class Following:
         come next in the stream, without waiting for the other transcripts or
         a stop; then *on_end* and *on_done* are told. A path in a followed
         folder that the follow has not looked at yet is read whole first.
-        Returns whether such a transcript or session is followed. Does no file
-        work on the event loop (a stat at most): the reading is the follow's.
+        Returns whether such a transcript or session is followed (before the
+        iteration began: whether *transcript* names a file). Does no file work
+        on the event loop (a stat at most): the reading is the follow's.
         """
         key = os.fspath(transcript)
+        follower = self._follower
+        if follower is None:
+            self._early_done.append(key)
+            return os.path.isfile(key)
         names = self._hooks.sessions.get(key)
-        if names and self._follower.known.find(key) is None:
+        if names and follower.known.find(key) is None:
             ordered = sorted(names, key=lambda n: not self._hooks.started[n].is_subagent)
-            told = [self._follower.done(name) for name in ordered]
+            told = [follower.done(name) for name in ordered]
             return any(told)
-        return self._follower.done(key)
+        return follower.done(key)
 
     def stop(self) -> None:
         """End the follow as the *stop* event does: what is on disk and what is held come last."""
-        self._follower.stop()
+        if self._follower is None:
+            self._early_stop = True
+        else:
+            self._follower.stop()
 
 
 class _Hooks:
@@ -579,12 +602,7 @@ async def _controls(
         yield batch
 
 
-async def _followed(
-    follower: Follower,
-    follow_state: FollowState | None,
-    chain: Sequence[Stage],
-    hooks: _Hooks,
-) -> AsyncGenerator[Envelope, None]:
+async def _followed(following: Following, hooks: _Hooks) -> AsyncGenerator[Envelope, None]:
     import msgspec
 
     from agentminutes.live.follower import Envelope
@@ -639,6 +657,7 @@ async def _followed(
             return batch
         return _Ready(batch.events, mark, envelopes(batch, mark))
 
+    follower, follow_state, chain = await following._start()
     if not chain:
         # No stage: the envelopes (their ids digest each event) are made in the
         # follow's thread, with the reading, not on the event loop.
@@ -705,6 +724,9 @@ def _make(
         _targets(targets, harness, env), harness=harness, **options
     )
     return follower, follow_state, chain
+
+
+_Made = tuple["Follower", "FollowState | None", list[Stage]]
 
 
 async def follow(
@@ -848,27 +870,32 @@ def follow_many(
 
     Other keywords as in :func:`follow`.
     """
-    follower, follow_state, chain = _make(
-        targets,
-        harness=harness,
-        env=env,
-        promote=promote,
-        max_payload_bytes=max_payload_bytes,
-        stages=stages,
-        state=state,
-        from_end=from_end,
-        start_at=start_at,
-        idle_exit=idle_exit,
-        poll=poll,
-        cwd=cwd,
-        session_id=session_id,
-        permissive=permissive,
-        keep_raw=keep_raw,
-        harness_version=harness_version,
-        text_form=text_form,
-        stop_event=stop,
-        notice=on_notice or _silent,
-    )
+    if idle_exit is not None and idle_exit <= 0:
+        raise UsageError("idle exit must be a positive number of seconds")
+
+    def make() -> _Made:
+        return _make(
+            targets,
+            harness=harness,
+            env=env,
+            promote=promote,
+            max_payload_bytes=max_payload_bytes,
+            stages=stages,
+            state=state,
+            from_end=from_end,
+            start_at=start_at,
+            idle_exit=idle_exit,
+            poll=poll,
+            cwd=cwd,
+            session_id=session_id,
+            permissive=permissive,
+            keep_raw=keep_raw,
+            harness_version=harness_version,
+            text_form=text_form,
+            stop_event=stop,
+            notice=on_notice or _silent,
+        )
+
     hooks = _Hooks(
         on_error=on_error,
         on_done=on_done,
@@ -876,7 +903,7 @@ def follow_many(
         on_start=on_start,
         on_end=on_end,
     )
-    return Following(follower, follow_state, chain, hooks)
+    return Following(make, hooks)
 
 
 async def follow_to(

@@ -214,6 +214,7 @@ def follow_usage(
         from contextlib import aclosing
 
         from agentminutes.api import follow_many
+        from agentminutes.live.config import stderr_notice
 
         view = _View(fmt)
         view.show(live.report(), [], initial=True)
@@ -253,6 +254,7 @@ def follow_usage(
                         idle_exit=idle_exit,
                         poll=poll,
                         permissive=True,
+                        on_notice=stderr_notice,  # the command says what the follow notices
                     )
                 ) as envelopes:
                     async for envelope in envelopes:
