@@ -136,3 +136,32 @@ def test_a_bad_price_file_is_one_clear_error(tmp_path: Path, text: str, message:
     path.write_text(text, encoding="utf-8")
     with pytest.raises(UsageError, match=message):
         PriceFile(path)
+
+
+def test_a_base_install_reads_unpriced_never_zero_and_says_why_once() -> None:
+    """Without the cost extra: every cost unpriced, the totals too, the reason said once."""
+    import io
+
+    from agentminutes.usage.render import render_table
+    from agentminutes.usage.report import build_report, collect_paths
+
+    found = collect_paths(
+        [
+            FIXTURES / "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl",
+            FIXTURES / "claude-code/ohcconfig/b21f5989-26ca-432d-9d08-9c11aebeb752.jsonl",
+            FIXTURES / "codex",
+        ]
+    )
+    report = build_report(found.transcripts, ["model"], pricer=Pricer(catalog=False), tz="UTC")
+    models = {r.keys["model"] for r in report.rows if r.otel.input_tokens}
+    assert len(models) >= 3
+    assert report.totals.cost is None
+    assert all(r.cost is None for r in report.rows if r.otel.input_tokens)
+    out = io.StringIO()
+    render_table(report, out, width=200)
+    text = out.getvalue()
+    assert "$0" not in text
+    assert text.count("unpriced") >= len(models)
+    assert text.count("pip install 'agentminutes-py[cost]'") == 1
+    # Rows of no tokens at all (Claude Code's <synthetic> notices) are not shown.
+    assert all(line.split()[0] != "<synthetic>" for line in text.splitlines() if line.strip())

@@ -84,6 +84,10 @@ class PricedCost:
     reason: str = ""
 
 
+#: Why a model is unpriced on a base install (the reason starts so).
+NO_CATALOG: Final = "no price catalog"
+
+
 def catalog_available() -> bool:
     """Whether the genai-prices catalog is installed (the ``cost`` extra)."""
     from importlib.util import find_spec
@@ -231,9 +235,7 @@ class Pricer:
         if not model:
             return PricedCost(None, reason="no model recorded")
         if not self.catalog:
-            return PricedCost(
-                None, reason=f"no price catalog (install agentminutes-py[cost]: {CATALOG})"
-            )
+            return PricedCost(None, reason=f"{NO_CATALOG}: pip install 'agentminutes-py[cost]'")
         info = self._lookup(model, harness)
         if info is None:
             return PricedCost(None, reason=f"{self.catalog_label} does not know the model")

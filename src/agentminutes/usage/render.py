@@ -14,6 +14,7 @@ from typing import IO, Any
 
 import msgspec
 
+from agentminutes.usage.prices import NO_CATALOG
 from agentminutes.usage.report import GROUP_KEYS, Row, UsageReport
 
 __all__ = ("render_csv", "render_json", "render_table", "table", "unpriced_line")
@@ -75,6 +76,14 @@ def render_csv(report: UsageReport, out: IO[str]) -> None:
         writer.writerow(line)
 
 
+def _no_tokens(row: Row) -> bool:
+    """A row whose requests carry no token at all (JSON and CSV still list it)."""
+    o = row.otel
+    raw = row.input_tokens + row.output_tokens + row.cache_read_input_tokens
+    raw += row.cache_creation_input_tokens
+    return not (o.input_tokens or o.output_tokens or raw) and row.reported_cost is None
+
+
 def _fresh(row: Row) -> int:
     o = row.otel
     return o.input_tokens - o.cache_read_input_tokens - o.cache_creation_input_tokens
@@ -102,6 +111,8 @@ def table(report: UsageReport, *, changed: set[tuple[str, ...]] | None = None) -
         t.add_column("Reported", justify="right")
     reported = any(r.reported_cost is not None for r in report.rows)
     for row in report.rows:
+        if _no_tokens(row):
+            continue  # e.g. Claude Code's <synthetic> notices: rows of zeros are noise
         cells = _cells(row, report, reported)
         key = tuple(row.keys.values())
         style = "bold yellow" if changed and key in changed else None
@@ -133,11 +144,24 @@ def unpriced_line(report: UsageReport) -> str:
     total = report.totals
     if not report.costs or not total.unpriced:
         return ""
-    parts = [
-        f"{model or '(no model)'} {n:,} ({total.unpriced_reasons.get(model, '')})"
-        for model, n in sorted(total.unpriced.items(), key=lambda kv: (-kv[1], kv[0]))
-    ]
+    # Models grouped by why they are unpriced: a reason that holds for every model (no
+    # catalog installed) is said once, not once per model.
+    by_reason: dict[str, list[tuple[str, int]]] = {}
+    for model, n in sorted(total.unpriced.items(), key=lambda kv: (-kv[1], kv[0])):
+        reason = total.unpriced_reasons.get(model, "")
+        by_reason.setdefault(reason, []).append((model or "(no model)", n))
+    parts = []
+    for reason, models in by_reason.items():
+        if reason.startswith(NO_CATALOG):
+            parts.append(f"{_plural(len(models), 'model')} ({reason})")
+            continue
+        listed = ", ".join(f"{model} {n:,}" for model, n in models)
+        parts.append(f"{listed} ({reason})" if reason else listed)
     return f"unpriced: {total.unpriced_tokens:,} tokens, not in the cost above: " + "; ".join(parts)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"1 {word}" if n == 1 else f"{n} {word}s"
 
 
 def render_table(report: UsageReport, out: IO[str], *, width: int | None = None) -> None:
@@ -152,7 +176,8 @@ def render_table(report: UsageReport, out: IO[str], *, width: int | None = None)
         console = Console(file=out, width=needed, highlight=False, soft_wrap=False)
     console.print(laid_out)
     line = unpriced_line(report)
+    # Plain text: model names and install hints hold brackets rich would read as markup.
     if line:
-        console.print(line)
+        console.print(line, markup=False)
     if report.costs and report.totals.cost_sources:
-        console.print("prices: " + ", ".join(report.totals.cost_sources))
+        console.print("prices: " + ", ".join(report.totals.cost_sources), markup=False)

@@ -764,6 +764,8 @@ class Grouper:
                 row.price(self.pricer)
         for row in rows:
             totals.merge(row)
+        if totals.unpriced and not totals.cost_sources:
+            totals.cost = None  # only free (no-token) requests priced: unpriced, never $0
         return UsageReport(
             by=self.by,
             rows=rows,
