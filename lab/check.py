@@ -36,6 +36,10 @@ USAGE_FIELDS = {
 
 #: Harness -> {ground-truth field: why the harness's record differs from the billing}.
 USAGE_EXCEPTIONS: dict[str, dict[str, str]] = {
+    "cline": {
+        "reasoning_output_tokens": "the Cline CLI's message metrics record input, output, "
+        "cache reads and writes: no reasoning count apart (output includes it)",
+    },
     "pi": {
         "reasoning_output_tokens": "pi's usage records input, output, cacheRead and cacheWrite: "
         "the reasoning tokens are inside output, never counted apart",

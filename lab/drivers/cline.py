@@ -2,7 +2,9 @@
 
 ``cline auth -p openai -b URL -k KEY -m MODEL`` (run by :meth:`Cline.prepare` inside the
 temporary HOME) points it at the server's Chat Completions route; tools are auto-approved
-by default. Its task folders are under ``~/.cline/data/``.
+by default. The 3.x CLI writes ``~/.cline/data/sessions/<id>/<id>.messages.json`` (and
+``<id>.json`` beside it). It has no headless resume (``--id`` opens the interactive UI),
+so the second-prompt scenario is not recorded.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ class Cline(Driver):
     executable: ClassVar[str] = "cline"
     pinned: ClassVar[str] = "3.0.65"
     protocol: ClassVar[str] = "openai-chat"
-    transcripts: ClassVar[tuple[str, ...]] = (".cline/data/**/*",)
+    transcripts: ClassVar[tuple[str, ...]] = (".cline/data/sessions/*/*.json",)
+    sources: ClassVar[tuple[str, ...] | None] = (".cline/data/sessions/*/*.messages.json",)
+    #: ``--id`` resumes a session only in the interactive UI (it demands a terminal).
     features: ClassVar[tuple[str, ...]] = ()
 
     def prepare(self, run: Run) -> None:

@@ -21,6 +21,8 @@ from agentminutes.errors import AgentminutesError, ScanError
 
 #: The documents of a task folder (the rest of a task folder is checkpoints, context files).
 MEMBERS = ("api_conversation_history.json", "ui_messages.json", "task_metadata.json")
+#: The 3.x CLI's session document, ``sessions/<id>/<id>.messages.json``.
+SESSION_SUFFIX = ".messages.json"
 
 
 class ClineLocator(Locator):
@@ -30,7 +32,8 @@ class ClineLocator(Locator):
     CLI's ``~/.cline/data/tasks``); each task folder holding a conversation
     or UI history is one session, listed with the folder as its ``path``
     (``convert`` reads the folder). Other files in a task folder are skipped.
-    A root may also be one task folder.
+    A root may also be one task folder. The 3.x CLI's ``~/.cline/data/sessions`` holds
+    ``<id>/<id>.messages.json`` instead: each is one session, the file its ``path``.
     """
 
     harness = "cline"
@@ -61,6 +64,13 @@ class ClineLocator(Locator):
         self, folder: str, entries: list[os.DirEntry[str]], ctx: ScanContext
     ) -> Iterator[Item]:
         names = {e.name for e in entries}
+        document = os.path.basename(folder) + SESSION_SUFFIX
+        if document in names:  # a 3.x CLI session folder: its messages document is the session
+            for e in entries:
+                if e.name != document:
+                    ctx.skip_tree(join(folder, e.name), is_dir_entry(e), "not a session document")
+            yield from self._session_file(join(folder, document), ctx)
+            return
         if not names & set(MEMBERS[:2]):
             ctx.skip_tree(folder, True, "not a task folder")
             return
@@ -91,6 +101,38 @@ class ClineLocator(Locator):
             started_at=timestamps.normalize(head.timestamp) if head.timestamp else "",
             mod_time=timestamps.format_local_ns(max(st.st_mtime_ns for st in stats)),
             size_bytes=sum(st.st_size for st in stats),
+            updated_at=timestamps.normalize(session.conversation.updated)
+            if session.conversation.updated
+            else "",
+        )
+        if not ctx.windowed() or ctx.includes(*ref.window()):
+            yield ref
+
+    def _session_file(self, file: str, ctx: ScanContext) -> Iterator[Item]:
+        """A 3.x CLI ``sessions/<id>/<id>.messages.json``: one session, the file its path."""
+        if ctx.on_file is not None:
+            ctx.on_file(file)
+        from agentminutes.harness.cline import ClineAdapter
+        from agentminutes.pipeline.documents import OpenedDocument
+
+        try:
+            st = os.stat(file)
+            doc = OpenedDocument(file, "json", path=file)
+            session = next(ClineAdapter().sessions(doc))
+        except OSError as exc:
+            yield ScanError(self.harness, os_cause("stat", file, exc), file)
+            return
+        except (AgentminutesError, StopIteration) as exc:
+            yield ScanError(self.harness, str(exc) or "no session", file)
+            return
+        head = session.events[0]
+        assert head.session_meta is not None
+        ref = SessionRef(
+            meta=head.session_meta,
+            path=file,
+            started_at=timestamps.normalize(head.timestamp) if head.timestamp else "",
+            mod_time=timestamps.format_local_ns(st.st_mtime_ns),
+            size_bytes=st.st_size,
             updated_at=timestamps.normalize(session.conversation.updated)
             if session.conversation.updated
             else "",

@@ -34,7 +34,8 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
     bases.append(base / "Library" / "Application Support")
     if env.get("APPDATA", "").strip():
         bases.append(path(env["APPDATA"]))
-    roots = [base / ".cline" / "data" / "tasks"]
+    # The 3.x CLI: ~/.cline/data/sessions/<id>/<id>.messages.json.
+    roots = [base / ".cline" / "data" / "tasks", base / ".cline" / "data" / "sessions"]
     roots.extend(
         b / editor / "User" / "globalStorage" / ext / "tasks"
         for b in bases
@@ -53,7 +54,7 @@ DESCRIPTION: Final = Harness(
     adapter="agentminutes.harness.cline.adapter:ClineAdapter",
     roots=_roots,
     env=("XDG_CONFIG_HOME", "APPDATA"),
-    patterns=("ui_messages.json", "api_conversation_history.json"),
+    patterns=("ui_messages.json", "api_conversation_history.json", "*.messages.json"),
     archives=None,
     layout="agentminutes.discovery.layouts.cline:ClineLocator",
     tail=True,

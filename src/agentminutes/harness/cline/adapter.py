@@ -293,6 +293,10 @@ class ClineAdapter(BaseDocumentAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
+        from agentminutes.harness.cline.sessions import HEAD
+
+        if HEAD.match(head) and b'"sessionId"' in head and b'"origin"' in head:
+            return Confidence.CERTAIN  # a 3.x CLI session document
         first = head[: head.find(b"}") + 1]  # the first UI message (its own keys come first)
         if _UI_HEAD.match(head) and _UI_TYPE.search(first) and _UI_TS.search(first):
             return Confidence.CERTAIN
@@ -318,7 +322,21 @@ class ClineAdapter(BaseDocumentAdapter):
         path = getattr(doc, "path", None) or doc.name
         return os.path.basename(os.path.normpath(path))
 
+    def _session_document(self, doc: Document) -> bytes | None:
+        """The payload of a 3.x CLI session document (``*.messages.json``), else ``None``."""
+        if getattr(doc, "container", "") != "json":
+            return None
+        from agentminutes.harness.cline.sessions import HEAD
+
+        payload = doc.payload()
+        return payload if HEAD.match(payload[:4096]) else None
+
     def conversations(self, doc: Document) -> list[ConversationInfo]:
+        payload = self._session_document(doc)
+        if payload is not None:
+            from agentminutes.harness.cline.sessions import conversation
+
+            return [conversation(payload, self, self._task_id(doc))]
         task = self._task_id(doc)
         ui = self._list(doc, UI)
         api = self._list(doc, API)
@@ -350,6 +368,17 @@ class ClineAdapter(BaseDocumentAdapter):
         ]
 
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
+        payload = self._session_document(doc)
+        if payload is not None:
+            from agentminutes.harness.cline import sessions as v3
+
+            info = v3.conversation(payload, self, self._task_id(doc))
+            if only is not None and only != info.id:
+                return
+            skipped = self.begin(info.id)
+            events = v3.events(payload, self, info.id, getattr(doc, "path", None))
+            yield DocumentSession(conversation=info, events=events, skipped=skipped)
+            return
         task = self._task_id(doc)
         if only is not None and only != task:
             return
