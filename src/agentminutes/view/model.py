@@ -287,15 +287,17 @@ class _Folder:
             placed = self.messages.get(ev.message_id) if ev.message_id else None
             if placed is not None and ev.assistant_message is not None:
                 turn, first_call, last = placed
-                if first_call is not None:
-                    turn.steps.insert(turn.steps.index(first_call), step)
-                else:
-                    turn.steps.insert(turn.steps.index(last) + 1, step)
+                anchor = first_call if first_call is not None else last
+                try:
+                    at = turn.steps.index(anchor) + (0 if first_call is not None else 1)
+                except ValueError:  # ids reused across turns: the anchor is elsewhere
+                    at = len(turn.steps)
+                turn.steps.insert(at, step)
             else:
                 turn.steps.append(step)
                 if ev.message_id:
                     known = self.messages.get(ev.message_id)
-                    first = known[1] if known is not None else None
+                    first = known[1] if known is not None and known[0] is turn else None
                     if first is None and step.tool is not None:
                         first = step
                     self.messages[ev.message_id] = (turn, first, step)

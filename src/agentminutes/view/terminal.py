@@ -58,9 +58,10 @@ class Block:
 
 
 def clean(text: str) -> str:
-    """*text* without the control characters a terminal would obey (tabs and newlines kept)."""
+    """*text* without the control characters a terminal would obey (tabs and line ends kept)."""
     if text.isprintable():
         return text
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # line ends, not carriage returns
     return "".join(ch if ch.isprintable() or ch in "\n\t" else "\ufffd" for ch in text)
 
 
