@@ -23,6 +23,7 @@ on every run.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -56,14 +57,27 @@ class BuildError(Exception):
     """A fixture that cannot feed a baseline."""
 
 
+def lab_sources(harness: str) -> list[Path]:
+    """The sources the lab recorded of *harness* (``fixtures/lab/<harness>/<version>/<scenario>/``,
+    as each recording's ``recording.json`` names them): today's releases, in the baseline too."""
+    found = []
+    for note in sorted((FIXTURES / "lab" / harness).glob("*/*/recording.json")):
+        recording = json.loads(note.read_text())
+        found.extend(note.parent / p for p in recording.get("sources", recording["transcripts"]))
+    return found
+
+
 def fixture_files(harness: str) -> list[Path]:
     """The transcript fixtures of *harness*, sorted (for a database or folder format: its sources)."""
     base = FIXTURES / harness
     if not base.is_dir():
         return []
+    lab = lab_sources(harness)
     if VOCABULARIES[harness].source is not None:
-        return source_fixtures(base)
-    return sorted(
+        # A database's lab recordings feed it; the Cline CLI's 3.x session documents are no
+        # task folder, which is what its drift source reads.
+        return source_fixtures(base) + [p for p in lab if p.suffix == ".db"]
+    return lab + sorted(
         p
         for p in base.rglob("*")
         if p.is_file()

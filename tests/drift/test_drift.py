@@ -99,12 +99,24 @@ def test_baselines_are_built_from_the_current_fixtures() -> None:
         assert path.read_bytes() == data, f"{path.name} is stale: run the build script"
 
 
+def _lab_tools_name() -> str:
+    """The project folder and file name of the lab's Claude Code tools recording."""
+    folder = FIXTURES / "lab/claude-code/2.1.332/tools/home/.claude/projects"
+    return next(folder.glob("*/*.jsonl")).relative_to(folder).as_posix()
+
+
 def test_baseline_records_fixtures_and_versions() -> None:
     baseline = load_baseline("claude-code")
     assert baseline is not None
     versions = {f.path: f.version for f in baseline.fixtures or []}
     assert versions["claude-code/ccl/07f2e15c-a38b-454b-9148-60edc06de401.jsonl"] == "1.0.29"
-    assert baseline.generated_from_version == "2.1.215"
+    # The lab's recordings of today's release feed it too.
+    assert (
+        versions["lab/claude-code/2.1.332/tools/home/.claude/projects/" + _lab_tools_name()]
+        == "2.1.332"
+    )
+    assert baseline.generated_from_version == "2.1.332"
+    assert "api-request-shape" in baseline.record_types
     assistant = baseline.record_types["assistant"]
     assert "tool_use" in (assistant.discriminators or {})["message.content[].type"]
     assert not any("mcp__" in v for v in (assistant.discriminators or {})["message.content[].name"])
@@ -309,7 +321,7 @@ def test_newer_version_is_a_note(tmp_path: Path) -> None:
     report = scan(_write(tmp_path / "t.jsonl", records))
     assert report.category is Category.CLEAN
     assert _texts(report, "note") == [
-        "note: transcript version 99.0.0 is newer than last validated 2.1.232"
+        "note: transcript version 99.0.0 is newer than last validated 2.1.332"
     ]
 
 

@@ -281,7 +281,7 @@ def test_an_unknown_record_from_a_newer_release_suggests_format_drift(tmp_path: 
         convert_json(_with_version(tmp_path, "9.0.0"))
     text = str(err.value)
     assert 'unrecognized record type "hologram.render"' in text
-    assert "(harness version 9.0.0, newer than last checked 1.0.77; likely format drift" in text
+    assert "(harness version 9.0.0, newer than last checked 1.0.102; likely format drift" in text
     assert text.endswith(f"at line {len(records(SMALL)) + 1}")
     with pytest.raises(ParseError) as err:
         convert_json(_with_version(tmp_path, CopilotAdapter.last_checked))

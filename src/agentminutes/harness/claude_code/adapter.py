@@ -119,7 +119,7 @@ class ClaudeCodeAdapter(BaseAdapter):
     """Parses Claude Code session transcripts (main sessions and subagents)."""
 
     name: ClassVar[str] = HARNESS
-    last_checked: ClassVar[str] = "2.1.232"  # the newest release in the transcripts we checked
+    last_checked: ClassVar[str] = "2.1.332"  # the newest release checked (the lab, fixtures/lab)
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)

@@ -40,7 +40,7 @@ class CodexAdapter(ExecStreamMixin, LegacyMixin):
     """Parses Codex CLI rollouts (modern and legacy) and ``codex exec --json`` streams."""
 
     name: ClassVar[str] = HARNESS
-    last_checked: ClassVar[str] = "0.146.0"
+    last_checked: ClassVar[str] = "0.171.0"
     #: Codex's ``input_tokens`` already include the cached ones.
 
     # -- detection ---------------------------------------------------------

@@ -70,7 +70,7 @@ class CopilotAdapter(BaseAdapter):
 
     name: ClassVar[str] = HARNESS
     #: Newest Copilot CLI release among the transcripts this adapter was checked on.
-    last_checked: ClassVar[str] = "1.0.77"
+    last_checked: ClassVar[str] = "1.0.102"
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)

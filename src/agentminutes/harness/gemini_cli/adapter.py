@@ -33,7 +33,7 @@ class GeminiCliAdapter(DocumentMixin):
     """Parses Gemini CLI chat recordings (JSONL and legacy JSON), checkpoints and ``logs.json``."""
 
     name: ClassVar[str] = HARNESS
-    last_checked: ClassVar[str] = "0.56.0"
+    last_checked: ClassVar[str] = "0.61.0"
 
     # -- detection ---------------------------------------------------------
 

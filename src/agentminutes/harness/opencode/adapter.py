@@ -538,7 +538,7 @@ class OpenCodeAdapter(BaseDocumentAdapter):
     """Parses OpenCode (and Kilo) databases and JSON storage trees, one session per conversation."""
 
     name: ClassVar[str] = HARNESS
-    last_checked: ClassVar[str] = "1.16.0"
+    last_checked: ClassVar[str] = "1.18.33"
     containers: ClassVar[frozenset[str]] = frozenset({"sqlite", "folder", "json"})
     zip_member: ClassVar[str] = ""
 

@@ -172,7 +172,7 @@ class PiAdapter(BaseAdapter):
     """Parses pi coding-agent session files (format v1 to v3)."""
 
     name: ClassVar[str] = HARNESS
-    last_checked: ClassVar[str] = "0.58.3"
+    last_checked: ClassVar[str] = "0.73.1"
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)

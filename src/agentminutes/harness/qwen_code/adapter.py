@@ -204,7 +204,7 @@ class QwenCodeAdapter(BaseAdapter):
     """Parses Qwen Code JSONL chat recordings (and its older Gemini-shaped documents)."""
 
     name: ClassVar[str] = HARNESS
-    last_checked: ClassVar[str] = "0.9.1"
+    last_checked: ClassVar[str] = "0.24.4"
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)
