@@ -81,7 +81,7 @@ def test_follow_on_a_terminal_shows_the_session_as_it_grows(tmp_path: Path) -> N
     shown = term.read_until("turn 8", timeout=30)
     assert term.close() == 0
     assert "● Write" in shown
-    assert "⎿ Write: File created successfully" in shown
+    assert "└ Write: File created successfully" in shown
     assert "✗ error" in shown
     assert '{"kind"' not in shown
 

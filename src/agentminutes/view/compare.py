@@ -338,18 +338,24 @@ def write_html(runs: Sequence[Run], path: str) -> int:
         f"<title>compare: {escape(' vs '.join(r.label for r in runs))}</title>",
         f"<style>{css}</style></head><body><header><h1>Comparison</h1>",
         f'<div class="div" id="divergence">{escape(_divergence_text(runs))}</div>',
-        '<div class="charts">',
+        '</header><main><table class="cmp" id="table"><tr><th></th>',
     ]
+    parts += [f"<th>{escape(r.label)}</th>" for r in runs]
+    parts.append("</tr>")
+    for label, cells, _ in rows(runs):
+        cls = ' class="sec"' if not label.startswith("  ") else ""
+        parts.append(f'<tr{cls} data-row="{escape(label.strip())}"><td>{escape(label)}</td>')
+        parts += [f"<td>{escape(c)}</td>" for c in cells]
+        parts.append("</tr>")
+    parts.append('</table><div class="charts">')
     tokens = []
     for r in runs:
         t = r.stats.totals
+        cache = (t.cache_read_input_tokens + t.cache_creation_input_tokens) if t else 0
         tokens.append(
             [
                 ("bar-in", float(t.input_tokens if t else 0)),
-                (
-                    "bar-cache",
-                    float((t.cache_read_input_tokens + t.cache_creation_input_tokens) if t else 0),
-                ),
+                ("bar-cache", float(cache)),
                 ("bar-out", float(t.output_tokens if t else 0)),
             ]
         )
@@ -360,15 +366,7 @@ def write_html(runs: Sequence[Run], path: str) -> int:
     )
     parts.append(_tool_chart(runs, names[:12]))
     parts.append(_cost_chart(runs))
-    parts.append('</div></header><main><table class="cmp" id="table"><tr><th></th>')
-    parts += [f"<th>{escape(r.label)}</th>" for r in runs]
-    parts.append("</tr>")
-    for label, cells, _ in rows(runs):
-        cls = ' class="sec"' if not label.startswith("  ") else ""
-        parts.append(f'<tr{cls} data-row="{escape(label.strip())}"><td>{escape(label)}</td>')
-        parts += [f"<td>{escape(c)}</td>" for c in cells]
-        parts.append("</tr>")
-    parts.append("</table></main></body></html>\n")
+    parts.append("</div></main></body></html>\n")
     text = "".join(parts)
     with open(path, "w", encoding="utf-8", errors="replace") as f:
         f.write(text)
@@ -382,7 +380,7 @@ def _tool_chart(runs: Sequence[Run], names: list[str]) -> str:
     """Grouped bars: each tool's calls, one bar per run."""
     if not names:
         return ""
-    width, height, left, top, bottom = max(420, 60 * len(names) + 80), 200, 40, 20, 56
+    width, height, left, top, bottom = max(420, 60 * len(names) + 80), 220, 40, 34, 56
     plot_h = height - top - bottom
     peak = max((r.stats.tool_calls_by_name or {}).get(n, 0) for r in runs for n in names) or 1
     group = (width - left - 10) / len(names)
@@ -408,10 +406,10 @@ def _tool_chart(runs: Sequence[Run], names: list[str]) -> str:
             f'transform="rotate(30 {x0:.1f} {top + plot_h + 12})">{escape(name[:16])}</text>'
         )
     for ri, r in enumerate(runs):
-        x = left + 150 + ri * 130
+        x = left + ri * 150
         out.append(
-            f'<rect x="{x}" y="3" width="9" height="9" fill="{_PALETTE[ri % len(_PALETTE)]}"/>'
-            f'<text x="{x + 12}" y="11">{escape(r.label[:18])}</text>'
+            f'<rect x="{x}" y="17" width="9" height="9" fill="{_PALETTE[ri % len(_PALETTE)]}"/>'
+            f'<text x="{x + 12}" y="25">{escape(r.label[:22])}</text>'
         )
     out.append("</svg>")
     return "".join(out)
@@ -421,7 +419,7 @@ def _cost_chart(runs: Sequence[Run]) -> str:
     costs = [float(_cost_of(r.usage) or 0) for r in runs]
     if not any(costs):
         return ""
-    width, height, left, top = max(300, 110 * len(runs) + 60), 200, 50, 20
+    width, height, left, top = max(300, 110 * len(runs) + 60), 220, 50, 34
     plot_h = height - top - 40
     peak = max(costs)
     bar = (width - left) / len(runs)

@@ -148,7 +148,7 @@ def svg_bars(
     """A stacked bar chart as inline SVG: one bar per ``(label, [(class, value), …])``,
     and, with *costs*, the cumulative cost as a line on its own scale."""
     n = max(1, len(series))
-    left, bottom, top = 48, 20, 18
+    left, bottom, top = 48, 20, 34
     plot_w, plot_h = width - left - 60, height - bottom - top
     peak = max((sum(v for _, v in parts) for _, parts in series), default=0) or 1
     bar = plot_w / n
@@ -181,15 +181,17 @@ def svg_bars(
         )
         out.append(f'<polyline class="cost" points="{points}"/>')
         out.append(f'<text x="{left + plot_w + 4}" y="{top + 8}">${top_cost:.2f}</text>')
-        out.append(f'<text x="{left + plot_w + 4}" y="{top + 20}">cost, total</text>')
-    out.append(
-        f'<g class="legend"><rect class="bar-in" x="{left + 230}" y="3" width="9" height="9"/>'
-        f'<text x="{left + 242}" y="11">input</text>'
-        f'<rect class="bar-cache" x="{left + 280}" y="3" width="9" height="9"/>'
-        f'<text x="{left + 292}" y="11">cache</text>'
-        f'<rect class="bar-out" x="{left + 330}" y="3" width="9" height="9"/>'
-        f'<text x="{left + 342}" y="11">output</text></g>'
-    )
+    legend = [("bar-in", "input"), ("bar-cache", "cache"), ("bar-out", "output")]
+    out.append('<g class="legend">')
+    for i, (cls, name) in enumerate(legend):
+        x = left + i * 64
+        out.append(f'<rect class="{cls}" x="{x}" y="17" width="9" height="9"/>')
+        out.append(f'<text x="{x + 12}" y="25">{name}</text>')
+    if costs and max(costs) > 0:
+        x = left + len(legend) * 64
+        out.append(f'<line x1="{x}" y1="21" x2="{x + 10}" y2="21" class="cost"/>')
+        out.append(f'<text x="{x + 14}" y="25">cumulative cost</text>')
+    out.append("</g>")
     out.append("</svg>")
     return "".join(out)
 

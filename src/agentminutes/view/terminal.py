@@ -296,7 +296,7 @@ def text_lines(b: Block) -> list[str]:
         head = pad + f"● {b.label}"
         out.append(head + ("\n" + _indent(b.text, pad + "    ") if b.text else ""))
     elif b.kind in ("result", "error"):
-        mark = "  ✗ error: " if b.kind == "error" else "  ⎿ "
+        mark = "  ✗ error: " if b.kind == "error" else "  └ "
         if b.label:
             mark += f"{b.label}: "
         out.append(_indent(b.text or "(empty)", pad + "    ", pad + mark))
@@ -416,7 +416,7 @@ def renderable(b: Block) -> RenderableType:
     elif b.kind == "thinking":
         body = Text("∴ thinking: " + b.text, style="dim italic")
     elif b.kind in ("result", "error"):
-        mark = "✗ error " if b.kind == "error" else "⎿ "
+        mark = "✗ error " if b.kind == "error" else "└ "
         body = Text(mark, style="bold red" if b.kind == "error" else "dim")
         if b.label:
             body.append(b.label + ": ", style="cyan")
