@@ -18,6 +18,7 @@ terminal control codes or megabytes: :func:`one_line` escapes and cuts it.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Final
 
@@ -32,6 +33,7 @@ __all__ = (
     "SourceError",
     "UsageError",
     "one_line",
+    "source_name",
 )
 
 #: Characters escaped in messages: controls (C0, DEL, C1), every character
@@ -228,3 +230,8 @@ class OptionError(UsageError):
     The command line reports it as it reports the values its parser refuses:
     one line, a usage hint, exit status 2.
     """
+
+
+def source_name(source: str | os.PathLike[str]) -> str:
+    """How messages name a source: its path, or ``<stdin>`` for ``-``."""
+    return "<stdin>" if source == "-" else os.fspath(source)

@@ -29,7 +29,6 @@ __all__ = (
     "CONVERT_FORMATS",
     "run_archive",
     "run_convert",
-    "run_detect",
     "run_stats",
 )
 
@@ -153,8 +152,6 @@ def _options(
     *,
     check_verbatim: bool = True,
 ) -> ParseOptions:
-    if text_form not in ("bare", "delivered"):
-        raise UsageError(f'unknown text form "{text_form}" (want bare or delivered)')
     return ParseOptions(
         permissive=permissive,
         keep_raw=keep_raw,
@@ -568,8 +565,7 @@ def _task_stats_json(
 
     from agentminutes.discovery.task import nested_left_out, task_stats_sync
 
-    if text_form not in ("bare", "delivered"):
-        raise UsageError(f'unknown text form "{text_form}" (want bare or delivered)')
+    ParseOptions(text_form=text_form)  # checks it before the task is walked
     task = task_stats_sync(
         transcript,
         harness=harness,
@@ -598,13 +594,6 @@ def _task_stats_json(
             file=sys.stderr,
         )
     return data + b"\n", report
-
-
-def run_detect(transcript: str) -> None:
-    """``agentminutes detect``: ``harness<TAB>certain|possible``."""
-    from agentminutes.cli.detect import detect_command
-
-    detect_command(transcript)
 
 
 def run_archive(

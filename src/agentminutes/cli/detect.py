@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from agentminutes.errors import DetectError, SourceError
+from agentminutes.errors import DetectError, SourceError, source_name
 from agentminutes.pipeline.detect import detect, detect_source, read_head
 
 __all__ = ("detect_command",)
@@ -16,7 +16,7 @@ def detect_command(transcript: str) -> None:
         print("\t".join(detect(transcript)))
         return
     head = read_head(transcript)
-    name = "<stdin>" if transcript == "-" else os.fspath(transcript)
+    name = source_name(transcript)
     if not head:
         raise SourceError(f"{name}: empty input, not a transcript")
     try:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import IO
 
-from agentminutes.errors import AgentminutesError, OptionError, UsageError, one_line
+from agentminutes.errors import AgentminutesError, OptionError, UsageError, one_line, source_name
 
 __all__ = ("ALL_EXTENSION", "Outcome", "output_name", "read_paths", "run_many", "transcript_list")
 
@@ -122,7 +122,7 @@ class Outcome:
 
 def _error_line(transcript: str, exc: BaseException) -> str:
     text = str(exc)
-    shown = "<stdin>" if transcript == "-" else transcript
+    shown = source_name(transcript)
     if not text.startswith(shown):
         text = f"{shown}: {text}"
     return f"Error: {one_line(text)}"

@@ -20,7 +20,7 @@ it runs, named ``"module:function"`` (imported only when the command runs)::
     Command(
         "usage",
         "Token usage per model, normalized across harnesses.",
-        run="agentminutes.cli.commands:run_usage",
+        run="agentminutes.usage.command:run_usage",
         arguments=(TRANSCRIPT,),
         options=(*SOURCE, OUTPUT, choice("--by", ("model", "turn"), "model", "How to group.")),
     ),

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from agentminutes import timestamps
 from agentminutes.discovery.layouts import ClaudeCodeLocator, Root, ScanContext, build_ref, locator
 from agentminutes.errors import UsageError
+from agentminutes.harness.base import detects
 from agentminutes.schema import (
     SCHEMA_VERSION,
     AgentStats,
@@ -51,7 +52,7 @@ def _harness_of(path: str, harness: str) -> str:
     """The line harness of *path*: *harness* checked, or detected from the head as ``stats`` does."""
     from agentminutes.harness import SNIFF_BYTES, adapter_class, detect, is_document_adapter
 
-    if harness not in ("", "auto"):
+    if not detects(harness):
         return adapter_class(harness).name
     from agentminutes.pipeline.sources import open_error
 

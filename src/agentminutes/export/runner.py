@@ -59,6 +59,7 @@ from agentminutes.export.manifest import (
 )
 from agentminutes.formats import offered
 from agentminutes.harness import ParseOptions
+from agentminutes.harness.base import detects
 from agentminutes.pipeline.batch import Stage
 
 if TYPE_CHECKING:
@@ -487,10 +488,10 @@ def resolve(
         return out
     from agentminutes.discovery.sessions import Scan
 
-    if root and harness in ("", "auto"):
+    if root and detects(harness):
         raise UsageError("--root requires --harness")
     scan = Scan(
-        None if harness in ("", "auto") else harness,
+        None if detects(harness) else harness,
         root,
         cwd=cwd,
         session_id=session_id,
@@ -738,8 +739,7 @@ def export_dataset(
         schemas.require_pyarrow()
     if jobs is not None and jobs < 1:
         raise OptionError("--jobs must be at least 1")
-    if text_form not in ("bare", "delivered"):
-        raise OptionError(f'unknown text form "{text_form}" (want bare or delivered)')
+    ParseOptions(text_form=text_form)  # checks it before the workers start
     from agentminutes.stages import KEY_ENV
 
     key = (os.environ if env is None else env).get(KEY_ENV, "").encode() or secrets.token_bytes(32)

@@ -204,10 +204,6 @@ def _us(ns: int | None) -> int | None:
     return None if ns is None else ns // 1000
 
 
-def _nonempty(value: str) -> str | None:
-    return value or None
-
-
 def _json_array(storage: pa.Array) -> pa.Array:
     return pa.ExtensionArray.from_storage(pa.json_(pa.string()), storage)
 

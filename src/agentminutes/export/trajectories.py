@@ -38,7 +38,6 @@ from typing import Any, Final
 import msgspec
 
 from agentminutes import timestamps
-from agentminutes.errors import ParseError
 from agentminutes.export.manifest import (
     Manifest,
     atomic_write,
@@ -57,7 +56,6 @@ __all__ = (
     "Written",
     "collect_garbage",
     "document_files",
-    "failure_details",
     "write_failures",
     "write_transcript",
 )
@@ -160,12 +158,6 @@ def collect_garbage(root: str, named: Mapping[str, object]) -> int:
     stale = [rel for rel in document_files(root) if rel not in named]
     delete_files(root, stale)
     return len(stale)
-
-
-def failure_details(exc: BaseException) -> tuple[str, int]:
-    """A failed transcript's error class and line (0: none), as ``failures.jsonl`` keeps them."""
-    line = exc.line if isinstance(exc, ParseError) and exc.line else 0
-    return type(exc).__name__, line
 
 
 def _iso_day(day: int) -> str:

@@ -17,6 +17,7 @@ from typing import BinaryIO, Final, NamedTuple
 import msgspec
 
 from agentminutes.harness import ParseOptions
+from agentminutes.harness.base import detects
 from agentminutes.pipeline.batch import Batch, Stage
 from agentminutes.schema import Event, Meta
 
@@ -150,7 +151,7 @@ class TranscriptEvents:
         self.transcript = os.path.abspath(os.fspath(path))
         self.limit = limit
         self.requested_harness = harness
-        self.harness = "" if harness in ("", "auto") else harness
+        self.harness = "" if detects(harness) else harness
         self.options = options or ParseOptions()
         self.stages = list(stages)
         self.size = 0

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol, runti
 
 import msgspec
 
-from agentminutes.errors import ParseError
+from agentminutes.errors import OptionError, ParseError
 from agentminutes.schema import NO_RAW, Event, EventKind, Provenance, Raw, Unknown
 
 if TYPE_CHECKING:
@@ -51,8 +51,11 @@ if TYPE_CHECKING:
     import sqlite3
 
 __all__ = (
+    "AUTO",
+    "BOM",
     "SNIFF_BYTES",
     "SNIFF_RECORDS",
+    "TEXT_FORMS",
     "Adapter",
     "BaseAdapter",
     "BaseDocumentAdapter",
@@ -66,11 +69,15 @@ __all__ = (
     "ParseOptions",
     "SkipHook",
     "Tailing",
+    "detects",
     "is_document_adapter",
 )
 
 #: How many leading bytes of a transcript detection may look at.
 SNIFF_BYTES = 64 * 1024
+
+#: The UTF-8 byte order mark some editors and Windows tools put before a file's first line.
+BOM: Final = b"\xef\xbb\xbf"
 
 #: How many records of the head detection grades, the first one included.
 SNIFF_RECORDS: Final = 16
@@ -96,6 +103,19 @@ class Confidence(IntEnum):
         return ("no-match", "possible", "certain")[self.value]
 
 
+#: The ``--harness`` value that asks for detection (as an empty name does).
+AUTO: Final = "auto"
+
+
+def detects(harness: str) -> bool:
+    """Whether *harness* (a ``--harness`` value) asks for detection rather than naming one."""
+    return harness in ("", AUTO)
+
+
+#: The forms of a system event's text (:attr:`ParseOptions.text_form`).
+TEXT_FORMS: Final = ("bare", "delivered")
+
+
 @dataclass(frozen=True, slots=True)
 class ParseOptions:
     """Options shared by every adapter.
@@ -108,7 +128,8 @@ class ParseOptions:
             metadata only, a version the transcript records wins.
         text_form: ``"bare"`` (a system event's text as recorded) or
             ``"delivered"`` (as the harness delivered it to the model, wrapper
-            included, where the transcript records that).
+            included, where the transcript records that); any other raises
+            :class:`~agentminutes.errors.OptionError`.
         live: the input is a growing file that is followed: an adapter whose
             format would make it wait for the end of input (a whole-file sort)
             emits each record as it arrives instead.
@@ -136,6 +157,12 @@ class ParseOptions:
     presorted: bool = False
     check_verbatim: bool = True
     kinds: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.text_form not in TEXT_FORMS:
+            raise OptionError(
+                f'unknown text form "{self.text_form}" (want {" or ".join(TEXT_FORMS)})'
+            )
 
 
 @runtime_checkable
@@ -582,10 +609,3 @@ def raw_record(line: bytes) -> Raw:
         return _decode_raw(line)
     except (msgspec.DecodeError, RecursionError):
         return Raw(msgspec.json.encode(line.decode("utf-8", "replace")))
-
-
-def raw_or_none(value: Any) -> Raw | None:
-    """Normalize an optional :class:`msgspec.Raw` field: absent or empty becomes ``None``."""
-    if value is None or len(value) == 0:
-        return None
-    return value  # type: ignore[no-any-return]

@@ -27,6 +27,8 @@ from typing import Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness.base import BOM
+
 __all__ = (
     "UNTYPED",
     "Obj",
@@ -261,9 +263,6 @@ class VocabError(Exception):
         self.reason = reason
 
 
-_BOM: Final = b"\xef\xbb\xbf"
-
-
 @dataclass
 class Vocab:
     """Vocabulary accumulated over one or more transcripts of one harness."""
@@ -304,7 +303,7 @@ class Vocab:
         nonblank: list[int] = []
         for lineno, raw in lines:
             line = raw.strip()
-            if lineno == 1 and line.startswith(_BOM):
+            if lineno == 1 and line.startswith(BOM):
                 line = line[3:].strip()
             if not line:
                 continue
@@ -324,7 +323,7 @@ class Vocab:
         if splitter is None:
             return False
         try:
-            doc = msgspec.json.decode(data.removeprefix(_BOM), type=Raw)
+            doc = msgspec.json.decode(data.removeprefix(BOM), type=Raw)
         except msgspec.DecodeError:
             return False
         pairs = list(splitter(doc))
@@ -340,7 +339,7 @@ class Vocab:
         False (nothing added) if *data* is not a sequence of JSON objects.
         """
         try:
-            text = data.removeprefix(_BOM).decode()
+            text = data.removeprefix(BOM).decode()
         except UnicodeDecodeError:
             return False
         decoder = json.JSONDecoder()
@@ -419,6 +418,6 @@ def read_file(path: str) -> bytes | None:
     """The bytes of the file at *path* (a UTF-8 BOM dropped), or ``None`` when it cannot be read."""
     try:
         with open(path, "rb") as f:
-            return f.read().removeprefix(b"\xef\xbb\xbf")
+            return f.read().removeprefix(BOM)
     except OSError:
         return None

@@ -16,6 +16,7 @@ import msgspec
 from agentminutes.discovery.roots import is_transcript_name, transcript_patterns
 from agentminutes.errors import AgentminutesError, UsageError
 from agentminutes.harness import ParseOptions
+from agentminutes.harness.base import detects
 from agentminutes.schema import Event
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ def resolve_targets(
 
     if paths:
         return targets_for(list(paths), harness)
-    if harness not in ("", "auto"):
+    if not detects(harness):
         patterns = transcript_patterns(harness)
         return [Target(str(p), True, patterns) for p in default_roots(harness, env)]
     from agentminutes.harness import REGISTRY

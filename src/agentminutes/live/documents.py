@@ -28,7 +28,7 @@ from typing import Any, Final, cast
 
 from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness import ParseOptions
-from agentminutes.harness.base import DocumentTail, Tailing
+from agentminutes.harness.base import DocumentTail, Tailing, detects
 from agentminutes.live.follower import Mark
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.verbatim import safe_events
@@ -153,7 +153,7 @@ def _line_transcript(path: str, harness: str) -> bool:
 
     if not os.path.isfile(path):
         return False
-    if harness not in ("", "auto"):
+    if not detects(harness):
         return document_adapter_class(harness) is None
     try:
         with open(path, "rb") as f:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from agentminutes.discovery.roots import is_transcript_name
 from agentminutes.errors import SourceError, UsageError
 from agentminutes.harness import ParseOptions
+from agentminutes.harness.base import detects
 from agentminutes.live.config import (
     Envelope,
     FollowConfig,
@@ -427,7 +428,7 @@ class Follower:
         if self._warmed:
             return
         self._warmed = True
-        if self.config.harness not in ("", "auto"):
+        if not detects(self.config.harness):
             return
         waiting = any(t.folder for t in self.targets) or any(
             tr.adapter is None for tr in self.known.files.values()

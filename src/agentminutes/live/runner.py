@@ -33,6 +33,7 @@ import msgspec
 
 from agentminutes.errors import SourceError
 from agentminutes.formats import offered
+from agentminutes.harness.base import detects
 from agentminutes.live.follower import Follower, Mark
 from agentminutes.live.ids import event_id
 from agentminutes.live.signals import early_signals
@@ -469,7 +470,7 @@ def follow_main(
         finally:
             if redactor is not None:
                 print(f"agentminutes: {redactor.summary()}", file=sys.stderr, flush=True)
-    if harness not in ("", "auto"):
+    if not detects(harness):
         adapter_class(harness)
     found = resolve_targets(targets, harness)
     follower, follow_state = make_follower(

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Final, cast
+from typing import Any, cast
 
 from agentminutes.errors import AgentminutesError, DetectError, ParseError, SourceError
 from agentminutes.harness import (
@@ -46,6 +46,7 @@ from agentminutes.harness import (
     detect,
     is_document_adapter,
 )
+from agentminutes.harness.base import BOM, detects
 from agentminutes.live.config import FollowConfig, Mark, event_digest
 from agentminutes.live.ids import IDENTITY_HEAD_BYTES, transcript_identity
 from agentminutes.live.rewrites import document_news, unseen
@@ -63,8 +64,6 @@ from agentminutes.pipeline.verbatim import safe_events
 from agentminutes.schema import Event, EventKind
 
 __all__ = ("Transcript",)
-
-_BOM: Final = b"\xef\xbb\xbf"
 
 
 class Transcript:
@@ -343,10 +342,10 @@ class Transcript:
             self.early_offset = base_offset
         self.early.extend(lines)
         head = b"\n".join(raw for _, raw in self.early)[:SNIFF_BYTES]
-        if not head.strip(b" \t\r\n" + _BOM):
+        if not head.strip(b" \t\r\n" + BOM):
             return None
         try:
-            if self.config.harness in ("", "auto"):
+            if detects(self.config.harness):
                 cls, _ = detect(head)
             else:
                 cls = adapter_class(self.config.harness)

@@ -19,7 +19,7 @@ from typing import IO, BinaryIO, Final, cast
 
 from msgspec import Raw
 
-from agentminutes.errors import ParseError, SourceError, UsageError
+from agentminutes.errors import ParseError, SourceError, UsageError, source_name
 from agentminutes.harness import Adapter, ParseOptions, adapter_class, detect, is_document_adapter
 from agentminutes.harness._gojson import (
     C_RECURSION_LIMITED,
@@ -32,6 +32,7 @@ from agentminutes.harness._gojson import (
     go_utf8_spans,
     on_fresh_stack,
 )
+from agentminutes.harness.base import BOM, detects
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
 from agentminutes.pipeline.verbatim import replace_raws, safe_events
@@ -49,8 +50,6 @@ __all__ = (
     "source_name",
 )
 
-_BOM: Final = b"\xef\xbb\xbf"
-
 
 def clean_line(raw: bytes, lineno: int) -> bytes | None:
     """The record a raw line holds: its bytes trimmed as the reference's Go reader trims them.
@@ -62,7 +61,7 @@ def clean_line(raw: bytes, lineno: int) -> bytes | None:
     record. The bytes are not otherwise changed (see :func:`feed_record`).
     """
     line = raw.strip()
-    if lineno == 1 and line.startswith(_BOM):
+    if lineno == 1 and line.startswith(BOM):
         line = line[3:].strip()
         if not line:
             return None  # a byte-order mark alone: not blank, so counted with white space
@@ -349,7 +348,7 @@ class Conversion:
     def _start(self, head: bytes) -> Adapter:
         if not head:
             raise SourceError(f"{self.name}: empty input, not a transcript")
-        if self.harness in ("", "auto"):
+        if detects(self.harness):
             try:
                 found, _ = detect(head)
             except Exception as exc:
@@ -478,11 +477,6 @@ def _lines(f: IO[bytes]) -> Iterator[bytes]:
             yield line
     for _, line in splitter.flush():
         yield line
-
-
-def source_name(source: str | os.PathLike[str]) -> str:
-    """How errors name a source: its path, or ``<stdin>``."""
-    return "<stdin>" if source == "-" else os.fspath(source)
 
 
 def open_chunks(

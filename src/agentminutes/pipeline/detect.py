@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from agentminutes.errors import SourceError
+from agentminutes.errors import SourceError, source_name
 from agentminutes.harness import SNIFF_BYTES, Confidence
 from agentminutes.harness import detect as detect_head
 from agentminutes.pipeline.sources import container_of, open_error
@@ -38,14 +38,15 @@ def detect(source: str | os.PathLike[str]) -> tuple[str, str]:
 
 
 def detect_source(source: str, head: bytes) -> tuple[str, Confidence]:
-    """Grade *head*; a ZIP or database is graded by what it holds (see ``_documents``)."""
+    """Grade *head*; a ZIP or database is graded by what it holds (its adapters' grades,
+    :func:`~agentminutes.pipeline.documents.pick`)."""
     kind = container_of(head)
     if kind is None:
         cls, confidence = detect_head(head)
         return cls.name, confidence
     from agentminutes.pipeline.documents import OpenedDocument, pick
 
-    name = "<stdin>" if source == "-" else source
+    name = source_name(source)
     if source == "-":
         doc = OpenedDocument(name, kind, data=head + sys.stdin.buffer.read())
     else:

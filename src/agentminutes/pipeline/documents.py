@@ -53,6 +53,7 @@ from agentminutes.harness import (
     sniff_safely,
 )
 from agentminutes.harness._gojson import C_RECURSION_LIMITED, go_utf8, on_fresh_stack
+from agentminutes.harness.base import BOM, detects
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.conversion import (
     Conversion,
@@ -91,8 +92,6 @@ __all__ = (
     "route",
     "single_session",
 )
-
-_BOM: Final = b"\xef\xbb\xbf"
 
 
 class OpenedDocument:
@@ -141,7 +140,7 @@ class OpenedDocument:
                         self._payload = f.read()
             except _zip_errors() as exc:
                 raise SourceError(f"{self.name}: cannot read: {exc}") from None
-            if self._payload.startswith(_BOM):
+            if self._payload.startswith(BOM):
                 self._payload = self._payload[3:]
             if not self._payload.isascii():
                 # Verbatim values are cut from the payload: no invalid byte may reach
@@ -168,7 +167,7 @@ class OpenedDocument:
                     head = f.read(SNIFF_BYTES)
             except _zip_errors() as exc:
                 raise SourceError(f"{self.name}: cannot read: {exc}") from None
-            return head[3:] if head.startswith(_BOM) else head
+            return head[3:] if head.startswith(BOM) else head
         if self.data is not None:
             return self.data[:SNIFF_BYTES]
         assert self.path is not None
@@ -229,7 +228,7 @@ class OpenedDocument:
             return None
         except OSError as exc:
             raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        if data.startswith(_BOM):
+        if data.startswith(BOM):
             data = data[3:]
         if data.find(b"\n", 0, _content_end(data)) >= 0:
             # Pretty-printed: compacted (text-level, numbers untouched) so verbatim
@@ -376,7 +375,7 @@ def route(source: str | os.PathLike[str], harness: str = "auto") -> Route:
         UsageError: *harness* names a document format the source is not in.
     """
     named = None
-    if harness not in ("", "auto"):
+    if not detects(harness):
         named = document_adapter_class(harness)
         if named is None:
             return Route()  # a line harness (or an unknown name the line path reports)

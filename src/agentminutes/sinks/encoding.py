@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import msgspec
 
 from agentminutes.pipeline.batch import Batch
 from agentminutes.schema import Event
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = (
     "append_jsonl",

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Final
 
-from agentminutes.errors import OutputError
+from agentminutes.errors import OutputError, source_name
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -171,7 +171,7 @@ def refuse_inputs(destination: str | None, inputs: Iterable[str | os.PathLike[st
         except OSError:
             continue
         if (src.st_dev, src.st_ino) == (out.st_dev, out.st_ino):
-            shown = "<stdin>" if source == "-" else os.fspath(source)
+            shown = source_name(source)
             where = "standard output" if destination is None else destination
             raise OutputError(
                 f"{where}: is the input transcript {shown}; refusing to overwrite it "

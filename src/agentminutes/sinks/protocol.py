@@ -9,12 +9,9 @@ it); checkpoints follow those reports instead.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from agentminutes.pipeline.batch import Batch
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ("Sink",)
 

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from agentminutes.errors import OptionError, UsageError
 from agentminutes.pipeline.batch import Batch
-
-if TYPE_CHECKING:
-    pass
 from agentminutes.sinks.encoding import Encode
 
 __all__ = (

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentminutes.errors import SourceError, UsageError
+from agentminutes.harness.base import detects
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,7 +70,7 @@ def find_session(session: str, harness: str) -> str:
         return session
     from agentminutes.discovery.sessions import Scan
 
-    found = Scan(harness if harness not in ("", "auto") else None, None, session_id=session)
+    found = Scan(harness if not detects(harness) else None, None, session_id=session)
     for ref in found:
         return ref.path
     raise SourceError(
@@ -285,7 +286,7 @@ def run_compare(
     if grouped:
         from agentminutes.discovery.sessions import Scan
 
-        scan_harness = harness if harness not in ("", "auto") else None
+        scan_harness = harness if not detects(harness) else None
         found = Scan(scan_harness, root, cwd=cwd, since=since, until=until)
         refs = [r for r in found if not r.meta.is_subagent]
         if not refs:

@@ -69,7 +69,7 @@ from agentminutes.harness._gojson import (
     normalize_line,
     type_error,
 )
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import BOM, BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -246,7 +246,7 @@ class AntigravityAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
+        if head.startswith(BOM):
             head = head[3:]
         first = head.split(b"\n", 1)[0].strip()
         try:

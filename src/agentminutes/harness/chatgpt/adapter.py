@@ -15,6 +15,7 @@ from agentminutes.harness._export import (
     split_export,
 )
 from agentminutes.harness.base import (
+    BOM,
     BaseDocumentAdapter,
     Confidence,
     ConversationInfo,
@@ -109,7 +110,7 @@ class ChatGPTAdapter(BaseDocumentAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        start = head.lstrip(BOM + b" \t\r\n")[:1]
         if start not in (b"[", b"{") or b'"mapping"' not in head:
             return Confidence.NO_MATCH
         if b'"current_node"' in head or (b'"author"' in head and b'"content_type"' in head):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import msgspec
 from msgspec import Raw
@@ -11,9 +11,6 @@ from msgspec import Raw
 from agentminutes.schema import (
     NO_RAW,
 )
-
-if TYPE_CHECKING:
-    pass
 
 
 class _Author(msgspec.Struct):

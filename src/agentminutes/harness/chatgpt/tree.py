@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import msgspec
 from msgspec import Raw
@@ -10,16 +10,13 @@ from msgspec import Raw
 from agentminutes.harness._export import (
     as_str,
 )
+from agentminutes.harness.chatgpt.records import _Content, _decode_part, _decode_thoughts, _LinkNode
 from agentminutes.schema import (
     AssistantMessage,
     ContentBlock,
     Event,
     EventKind,
 )
-
-if TYPE_CHECKING:
-    pass
-from agentminutes.harness.chatgpt.records import _Content, _decode_part, _decode_thoughts, _LinkNode
 
 #: Content types whose every field this adapter maps (others also keep ``content`` verbatim).
 _KNOWN_CONTENT: Final = frozenset(

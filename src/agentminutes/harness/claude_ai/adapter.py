@@ -39,6 +39,7 @@ from msgspec import Raw
 
 from agentminutes.harness._export import as_str, decode_object, split_export
 from agentminutes.harness.base import (
+    BOM,
     BaseDocumentAdapter,
     Confidence,
     ConversationInfo,
@@ -170,7 +171,7 @@ class ClaudeAIAdapter(BaseDocumentAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        start = head.lstrip(BOM + b" \t\r\n")[:1]
         if start not in (b"[", b"{") or b'"chat_messages"' not in head:
             return Confidence.NO_MATCH
         if b'"sender"' in head or b'"uuid"' in head:

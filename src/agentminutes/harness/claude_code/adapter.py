@@ -8,7 +8,14 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._row_set import RowDigests
-from agentminutes.harness.base import BaseAdapter, Confidence, HeadIdentity, ParseOptions, SkipHook
+from agentminutes.harness.base import (
+    BOM,
+    BaseAdapter,
+    Confidence,
+    HeadIdentity,
+    ParseOptions,
+    SkipHook,
+)
 from agentminutes.harness.claude_code.content import (
     Blocks,
     _bare_attachment_text,
@@ -151,7 +158,7 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
+        if head.startswith(BOM):
             head = head[3:]
         first = head.split(b"\n", 1)[0].strip()
         try:

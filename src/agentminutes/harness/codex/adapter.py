@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar, Final
 
-from agentminutes.harness.base import Confidence
+from agentminutes.harness.base import BOM, Confidence
 from agentminutes.harness.codex.exec_stream import ExecStreamMixin
 from agentminutes.harness.codex.legacy import LegacyMixin
 from agentminutes.harness.codex.records import _decode_probe, _decode_sniff, _DecodeErrors
@@ -47,7 +47,7 @@ class CodexAdapter(ExecStreamMixin, LegacyMixin):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
+        if head.startswith(BOM):
             head = head[3:]
         first, _, rest = head.partition(b"\n")
         first = first.strip()

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import BOM, BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.harness.copilot.envelope import _Bad, _go_message, _read_envelope
 from agentminutes.harness.copilot.events import (
     _content_id,
@@ -89,7 +89,7 @@ class CopilotAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
+        if head.startswith(BOM):
             head = head[3:]
         first = head.split(b"\n", 1)[0].strip()
         try:

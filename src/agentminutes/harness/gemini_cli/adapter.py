@@ -7,7 +7,7 @@ from typing import ClassVar
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import Confidence
+from agentminutes.harness.base import BOM, Confidence
 from agentminutes.harness.gemini_cli.common import _Rejected, _Src
 from agentminutes.harness.gemini_cli.document import DocumentMixin, _sniff_document
 from agentminutes.harness.gemini_cli.records import (
@@ -39,7 +39,7 @@ class GeminiCliAdapter(DocumentMixin):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
+        if head.startswith(BOM):
             head = head[3:]
         head = head.lstrip()
         first = head.split(b"\n", 1)[0].strip()

@@ -49,7 +49,7 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import BOM, BaseAdapter, Confidence, ParseOptions, SkipHook
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -184,7 +184,7 @@ class PiAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
+        if head.startswith(BOM):
             head = head[3:]
         first = head.split(b"\n", 1)[0].strip()
         try:

@@ -67,6 +67,7 @@ from agentminutes.harness._qwen_records import RECORD_TYPES, is_qwen_record
 from agentminutes.harness._qwen_records import Record as _Record
 from agentminutes.harness._qwen_records import decode_record as _decode_record
 from agentminutes.harness.base import (
+    BOM,
     SNIFF_BYTES,
     SNIFF_RECORDS,
     BaseAdapter,
@@ -220,7 +221,7 @@ class QwenCodeAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
+        if head.startswith(BOM):
             head = head[3:]
         head = head.strip()
         if head == b"[]":
