@@ -40,6 +40,10 @@ USAGE_EXCEPTIONS: dict[str, dict[str, str]] = {
         "reasoning_output_tokens": "the Cline CLI's message metrics record input, output, "
         "cache reads and writes: no reasoning count apart (output includes it)",
     },
+    "kimi": {
+        "reasoning_output_tokens": "Kimi CLI's token_usage records input_other, input_cache_read, "
+        "input_cache_creation and output: the reasoning tokens are inside output, never apart",
+    },
     "pi": {
         "reasoning_output_tokens": "pi's usage records input, output, cacheRead and cacheWrite: "
         "the reasoning tokens are inside output, never counted apart",

@@ -63,6 +63,8 @@ class Driver:
     features: ClassVar[tuple[str, ...]] = ("resume",)
     #: Seconds one prompt may take.
     timeout: ClassVar[float] = 180.0
+    #: The Python a PyPI harness needs (``"3.13"``), when newer than the one running the lab.
+    python: ClassVar[str] = ""
 
     def install(self, version: str) -> Path:
         """The executable of ``version``, installed into :data:`CACHE` first if missing."""
@@ -88,12 +90,31 @@ class Driver:
             return exe
         exe = prefix / "bin" / self.executable
         if not exe.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(prefix)], check=True)
+            subprocess.run([self.interpreter(), "-m", "venv", str(prefix)], check=True)
             subprocess.run(
                 [str(prefix / "bin" / "pip"), "install", "-q", f"{self.package}=={version}"],
                 check=True,
             )
         return exe
+
+    def interpreter(self) -> str:
+        """The Python that makes a PyPI harness's venv: :attr:`python` if set, else this one.
+
+        ``python3.X`` on PATH, else under pyenv's root (``$PYENV_ROOT``, ``~/.pyenv``).
+        """
+        if not self.python or sys.version_info[:2] >= tuple(map(int, self.python.split("."))):
+            return sys.executable
+        found = shutil.which(f"python{self.python}")
+        if found:
+            return found
+        pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+        for candidate in sorted(pyenv.glob(f"{self.python}.*"), reverse=True):
+            exe = candidate / "bin" / f"python{self.python}"
+            if exe.exists():
+                return str(exe)
+        raise RuntimeError(
+            f"{self.package} needs Python {self.python}: none found on PATH or in pyenv"
+        )
 
     def newest(self) -> str:
         """The registry's newest release (``npm view``, or PyPI's JSON API through pip)."""
@@ -175,6 +196,7 @@ def _registry() -> dict[str, type[Driver]]:
     from lab.drivers.codex import Codex
     from lab.drivers.copilot import Copilot
     from lab.drivers.gemini_cli import GeminiCli
+    from lab.drivers.kimi import Kimi
     from lab.drivers.opencode import OpenCode
     from lab.drivers.pi import Pi
     from lab.drivers.qwen_code import QwenCode
@@ -188,6 +210,7 @@ def _registry() -> dict[str, type[Driver]]:
         Pi,
         Copilot,
         Cline,
+        Kimi,
     ]
     return {d.harness: d for d in found}
 

@@ -50,6 +50,7 @@ FOLDERS: Final[tuple[str, ...]] = (
     "agentminutes.harness.codex",
     "agentminutes.harness.copilot",
     "agentminutes.harness.gemini_cli",
+    "agentminutes.harness.kimi",
     "agentminutes.harness.opencode",
     "agentminutes.harness.pi",
     "agentminutes.harness.qwen_code",
