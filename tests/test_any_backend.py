@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import threading
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
 
 import agentminutes
+from conftest import FIXTURES
 from follow_helpers import MAIN, lines_of
 
 BACKENDS = ["asyncio", "trio"]
@@ -95,3 +99,40 @@ def test_a_cancelled_archive_leaves_the_archive_as_it_was(tmp_path: Path, backen
     done = agentminutes.archive_sync(to, harness="claude-code", session_id=session, env=env)
     assert done.copied
     assert done.normalized
+
+
+def _by_session(path: Path) -> dict[str, list[dict]]:
+    enc = msgspec.json.Encoder()
+    out = {}
+    for session in agentminutes.iter_sessions(path):
+        sid = session.meta.subagent_id or session.meta.session_id
+        out[sid] = [json.loads(enc.encode(e)) for e in session.events]
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_library_follows_a_database_and_a_task_folder(tmp_path: Path, backend: str) -> None:
+    """What the command line follows, the library follows: an OpenCode database (by
+    session), a Cline task folder."""
+    db = tmp_path / "opencode.db"
+    shutil.copy(FIXTURES / "opencode" / "constructed" / "opencode.db", db)
+    task = tmp_path / "task"
+    shutil.copytree(FIXTURES / "cline" / "1769064454592", task)
+    enc = msgspec.json.Encoder()
+
+    async def main(target: Path) -> tuple[dict[str, list[dict]], list[agentminutes.Ended]]:
+        got: dict[str, list[dict]] = {}
+        ends: list[agentminutes.Ended] = []
+        async with agentminutes.follow_many([target], idle_exit=0.3, on_end=ends.append) as it:
+            async for env in it:
+                got.setdefault(env.transcript, []).append(json.loads(enc.encode(env.event)))
+        return got, ends
+
+    got, ends = anyio.run(main, db, backend=backend)
+    want = _by_session(db)
+    assert got == {f"{db}#{sid}": events for sid, events in want.items()}
+    assert sorted(e.transcript for e in ends) == sorted(got)
+    assert {e.reason for e in ends} == {"idle"}
+    got, ends = anyio.run(main, task, backend=backend)
+    assert got == {str(task): next(iter(_by_session(task).values()))}
+    assert [e.reason for e in ends] == ["idle"]

@@ -28,9 +28,9 @@ from collections.abc import (
 )
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentminutes.errors import AgentminutesError, ParseError, SourceError, UsageError
+from agentminutes.errors import AgentminutesError, ParseError, UsageError
 from agentminutes.harness import ConversationInfo, ParseOptions
 from agentminutes.live.config import Mark
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
@@ -66,6 +66,7 @@ __all__ = (
 )
 
 Source = str | os.PathLike[str]
+_T = TypeVar("_T")
 
 
 def _prepare(
@@ -461,13 +462,7 @@ class Following:
 
     async def _start(self) -> tuple[Follower, FollowState | None, list[Stage]]:
         """Make the follower (imports, stats, the first look at the targets) off the loop."""
-        from agentminutes.pipeline.worker import StepThread
-
-        worker = StepThread("agentminutes-start")
-        try:
-            follower, follow_state, chain = await worker.run(self._make)
-        finally:
-            worker.close()
+        follower, follow_state, chain = await _off_loop(self._make)
         self._follower = follower
         if self._early_stop:
             follower.stop()
@@ -511,7 +506,7 @@ class Following:
             self._early_done.append(key)
             return os.path.isfile(key)
         names = self._hooks.sessions.get(key)
-        if names and follower.known.find(key) is None:
+        if names and not follower.knows(key):
             ordered = sorted(names, key=lambda n: not self._hooks.started[n].is_subagent)
             told = [follower.done(name) for name in ordered]
             return any(told)
@@ -717,9 +712,32 @@ def _make(
     stages: Sequence[Stage],
     **options: Any,
 ) -> tuple[Follower, FollowState | None, list[Stage]]:
+    """The follower *targets* need (the CLI's): an OpenCode database or a Cline task
+    folder through its harness's tail, anything else line by line."""
+    from typing import cast
+
+    from agentminutes.live.documents import document_follower
     from agentminutes.live.follower import make_follower
 
     chain = build_stages(promote=promote, max_payload_bytes=max_payload_bytes, stages=stages)
+    if targets is not None and len(targets) == 1:
+        documents = document_follower(
+            [os.fspath(targets[0])],
+            harness=harness,
+            state=options.get("state"),
+            idle_exit=options.get("idle_exit"),
+            options=ParseOptions(
+                permissive=options.get("permissive", False),
+                keep_raw=options.get("keep_raw", False),
+                harness_version=options.get("harness_version", ""),
+                text_form=options.get("text_form", "bare"),
+            ),
+        )
+        if documents is not None:
+            documents.stop_event = options.get("stop_event")
+            if options.get("notice") is not None:
+                documents.config.notice = options["notice"]
+            return cast("Follower", documents), None, chain
     follower, follow_state = make_follower(
         _targets(targets, harness, env), harness=harness, **options
     )
@@ -919,6 +937,7 @@ async def follow_to(
     idle_exit: float | None = None,
     poll: bool = False,
     stop: anyio.Event | None = None,
+    on_notice: Callable[[str], None] | None = None,
     permissive: bool = False,
     keep_raw: bool = False,
     harness_version: str = "",
@@ -938,67 +957,55 @@ async def follow_to(
     :class:`SourceError` if it could not. Installs no signal handlers.
     Errors of one transcript are reported on stderr as the CLI reports them.
     """
-    import anyio
+    from agentminutes.live.runner import Progress, run_follow
 
-    from agentminutes.live.runner import STOP_GRACE_S, Progress, envelope_encoder, open_sink
-    from agentminutes.sinks.encoding import jsonl_encoder
-    from agentminutes.sinks.sockets import SocketSink
-    from agentminutes.sinks.streams import parse_sink_spec
+    if idle_exit is not None and idle_exit <= 0:
+        raise UsageError("idle exit must be a positive number of seconds")
 
-    follower, follow_state, chain = _make(
-        targets,
-        harness=harness,
-        env=env,
-        promote=promote,
-        max_payload_bytes=max_payload_bytes,
-        stages=stages,
-        state=state,
-        from_end=from_end,
-        idle_exit=idle_exit,
-        poll=poll,
-        cwd=cwd,
-        session_id=session_id,
-        permissive=permissive,
-        keep_raw=keep_raw,
-        harness_version=harness_version,
-        text_form=text_form,
-        stop_event=stop,
-    )
+    def make() -> _Made:
+        return _make(
+            targets,
+            harness=harness,
+            env=env,
+            promote=promote,
+            max_payload_bytes=max_payload_bytes,
+            stages=stages,
+            state=state,
+            from_end=from_end,
+            idle_exit=idle_exit,
+            poll=poll,
+            cwd=cwd,
+            session_id=session_id,
+            permissive=permissive,
+            keep_raw=keep_raw,
+            harness_version=harness_version,
+            text_form=text_form,
+            stop_event=stop,
+            notice=on_notice or _silent,
+        )
+
+    follower, follow_state, chain = await _off_loop(make)
     progress = Progress(follow_state)
-    _, _, options = parse_sink_spec(to)
-    # an acknowledging collector names event ids, which envelopes carry
-    encode = envelope_encoder() if follower.multi or options.get("ack") else jsonl_encoder()
-    notice = follower.config.notice
-    undelivered = 0
-    async with open_sink(
-        to, encode, on_delivered=progress.delivered, notice=notice, state=follow_state
-    ) as sink:
-        with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as tg:
-                if follow_state is not None:
-                    tg.start_soon(progress.save_periodically, sink)
-                try:
-                    async with aclosing(follower.batches()) as source:
-                        staged = apply_stages(source, chain, keep_marks=True)
-                        async for batch in staged:
-                            await sink.send(batch)
-                            progress.events += len(batch.events)
-                            if not sink.deferred:
-                                progress.delivered(batch.mark)
-                            progress.maybe_save(sink)
-                    scope.deadline = anyio.current_time() + STOP_GRACE_S
-                    finish = getattr(sink, "finish", None)
-                    if finish is not None:  # otlp+http: the spans still open go out now
-                        finish(flush=follower.flushes)
-                    await sink.aclose()
-                finally:
-                    progress.save(sink)
-                tg.cancel_scope.cancel()
-        if scope.cancelled_caught and isinstance(sink, SocketSink):
-            undelivered = sink.pending_bytes
-        spans = int(getattr(sink, "pending_spans", 0)) if scope.cancelled_caught else 0
-    if undelivered:
-        raise SourceError(f"{to}: stopped with {undelivered} bytes not delivered")
-    if spans:
-        raise SourceError(f"{to}: stopped with {spans} spans the collector had not accepted")
+    # The command line's engine: the same sources, stages, sinks and checkpoints.
+    await run_follow(
+        follower,
+        stages=chain,
+        to=to,
+        state=follow_state,
+        notice=follower.config.notice,
+        summary=False,
+        progress=progress,
+        signals=False,
+    )
     return progress.events
+
+
+async def _off_loop(fn: Callable[[], _T]) -> _T:
+    """*fn* (imports, stats, scans) on a thread of its own, which ends with the call."""
+    from agentminutes.pipeline.worker import StepThread
+
+    worker = StepThread("agentminutes-start")
+    try:
+        return await worker.run(fn)
+    finally:
+        worker.close()

@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness import ParseOptions
@@ -33,10 +33,15 @@ from agentminutes.live.follower import Mark
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.verbatim import safe_events
 
+if TYPE_CHECKING:
+    from agentminutes.pipeline.worker import StepThread
+
 __all__ = ("POLL_S", "DocumentFollower", "document_follower")
 
 #: How often the tail's files are stat-ed (s).
 POLL_S: Final = 0.05
+
+_T = TypeVar("_T")
 
 
 def _stderr_notice(message: str) -> None:
@@ -50,7 +55,14 @@ class _Config:
 
 @dataclass
 class DocumentFollower:
-    """Follows one document source through its adapter's tail."""
+    """Follows one document source through its adapter's tail.
+
+    The same surface as :class:`~agentminutes.live.follower.Follower` for
+    ``follow``, ``follow_many`` and ``follow_to``: the stat, poll and flush of
+    the tail run on the follow's own thread, so the event loop only waits.
+    Its sessions end together, at the stop (or idle exit): :meth:`done`
+    cannot end one session of a database.
+    """
 
     path: str
     harness: str
@@ -59,9 +71,17 @@ class DocumentFollower:
     config: _Config = field(default_factory=_Config)
     multi: bool = True
     files: dict[str, None] = field(default_factory=dict)
+    #: Setting this event stops the follow as :meth:`stop` does.
+    stop_event: Any = None
+    #: Applied to each batch in the follow's thread (the library makes envelopes there).
+    prepare: Callable[[Batch], Batch] | None = None
+    #: Why the follow ended: ``stopped`` or ``idle``.
+    ended_by: str = ""
+    completed: bool = False
     _stopping: bool = False
     _flush: bool = True
     _signature: tuple[tuple[int, int], ...] | None = None
+    _worker: StepThread | None = None
 
     def stop(self, *, flush: bool = True) -> None:
         """End the follow: read what changed, then (*flush*) write what is held."""
@@ -72,6 +92,24 @@ class DocumentFollower:
     def stopping(self) -> bool:
         """Whether :meth:`stop` was called."""
         return self._stopping
+
+    @property
+    def flushes(self) -> bool:
+        """Whether the follow's end writes what is held."""
+        return self._flush
+
+    @property
+    def followed(self) -> int:
+        """How many sessions were followed."""
+        return len(self.files)
+
+    def knows(self, name: str) -> bool:
+        """Whether *name* is a session followed (``<database>#<id>``, or the task folder)."""
+        return name in self.files
+
+    def done(self, transcript: str) -> bool:
+        """A database's sessions end at the stop, together: ``False`` (nothing ends now)."""
+        return False
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -87,7 +125,8 @@ class DocumentFollower:
             key = self._key(session)
             self.files[key] = None
             if events:
-                out.append(Batch(safe_events(events), Mark(key, self.harness)))
+                batch = Batch(safe_events(events), Mark(key, self.harness))
+                out.append(batch if self.prepare is None else self.prepare(batch))
         return out
 
     def _changed(self) -> bool:
@@ -109,30 +148,62 @@ class DocumentFollower:
         self._changed()
         return self._batches(self.tail.poll())
 
+    def _polled(self) -> list[Batch] | None:
+        """What changed since the last look (worker thread); ``None`` when nothing did."""
+        return self._batches(self.tail.poll()) if self._changed() else None
+
+    def _final(self) -> list[Batch]:
+        out = self._polled() or []
+        if self._flush:
+            out += self._batches(self.tail.flush())
+        return out
+
+    async def run_step(self, step: Callable[[], _T]) -> _T:
+        """Run *step* (file work) on the follow's thread, off the event loop."""
+        from agentminutes.pipeline.worker import StepThread
+
+        if self._worker is not None:
+            return await self._worker.run(step)
+        worker = StepThread("agentminutes-follow")
+        try:
+            return await worker.run(step)
+        finally:
+            worker.close()
+
     async def batches(self) -> AsyncGenerator[Batch, None]:
-        """Batches as the source changes, until :meth:`stop` or ``idle_exit``."""
+        """Batches as the source changes, until :meth:`stop`, the stop event or ``idle_exit``."""
         import anyio
 
-        if self._signature is None:
-            self._changed()
-            for batch in self._batches(self.tail.poll()):
-                yield batch
-        last = time.monotonic()
-        while not self._stopping:
-            if self.idle_exit is not None and time.monotonic() - last >= self.idle_exit:
-                break
-            await anyio.sleep(POLL_S)
-            if self._changed():
-                last = time.monotonic()
-                for batch in self._batches(self.tail.poll()):
+        from agentminutes.pipeline.worker import StepThread
+
+        worker = self._worker = StepThread("agentminutes-follow")
+        try:
+            if self._signature is None:
+                for batch in await worker.run(self.prime):
                     yield batch
-            else:
-                yield Batch([], None)  # a tick
-        for batch in self._batches(self.tail.poll() if self._changed() else []):
-            yield batch
-        if self._flush:
-            for batch in self._batches(self.tail.flush()):
+            last = time.monotonic()
+            while not self._stopping:
+                if self.stop_event is not None and self.stop_event.is_set():
+                    self.stop()
+                    break
+                if self.idle_exit is not None and time.monotonic() - last >= self.idle_exit:
+                    self.ended_by = "idle"
+                    break
+                await anyio.sleep(POLL_S)
+                found = await worker.run(self._polled)
+                if found is None:
+                    yield Batch([], None)  # a tick
+                    continue
+                last = time.monotonic()
+                for batch in found:
+                    yield batch
+            self.ended_by = self.ended_by or "stopped"
+            for batch in await worker.run(self._final):
                 yield batch
+            self.completed = True
+        finally:
+            self._worker = None
+            worker.close()
 
 
 def _line_transcript(path: str, harness: str) -> bool:

@@ -234,6 +234,10 @@ class Follower:
             self._watcher.wake()
         return True
 
+    def knows(self, name: str) -> bool:
+        """Whether *name* (a name or path) is a transcript followed now."""
+        return self.known.find(name) is not None
+
     def _take_requests(self) -> None:
         """End the transcripts :meth:`done` named (worker thread)."""
         while self._requests:

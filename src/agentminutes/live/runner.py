@@ -288,11 +288,13 @@ async def run_follow(
     sink: StdoutSink | FileSink | None = None,
     progress: Progress | None = None,
     otel_content: bool = False,
+    signals: bool = True,
 ) -> int:
     """Follow until a signal or ``idle_exit``; return the exit status.
 
     *sink* and *progress*: the ones :func:`_write_primed` already wrote to;
-    *otel_content*: spans to ``otlp+http://`` carry content.
+    *otel_content*: spans to ``otlp+http://`` carry content; *signals*: SIGINT and
+    SIGTERM stop it (the command line; a library call installs no handler).
     """
     import anyio
 
@@ -317,7 +319,8 @@ async def run_follow(
             with anyio.CancelScope() as scope:
                 stop.scope = scope
                 async with anyio.create_task_group() as tg:
-                    await tg.start(stop.watch)
+                    if signals:
+                        await tg.start(stop.watch)
                     if state is not None:
                         tg.start_soon(progress.save_periodically, out)
                     if isinstance(out, StdoutSink):

@@ -14,10 +14,12 @@ on files the caller believes closed.
 from __future__ import annotations
 
 import queue
-import socket
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import socket
 
 __all__ = ("StepThread",)
 
@@ -36,6 +38,8 @@ class StepThread:
         self._outcome: tuple[bool, Any] = (True, None)
 
     def _start(self) -> None:
+        import socket  # here: a follow writes what is on disk before it loads the event loop
+
         self._recv, self._send = socket.socketpair()
         self._recv.setblocking(False)
         self._thread = threading.Thread(target=self._serve, name=self._name, daemon=True)

@@ -122,6 +122,7 @@ def follow_readable(
     import anyio
 
     from agentminutes.api import follow_many
+    from agentminutes.live.config import stderr_notice
     from agentminutes.view.terminal import renderable, text_lines
 
     printer = LivePrinter(full=full)
@@ -167,6 +168,7 @@ def follow_readable(
                 poll=poll,
                 stop=stop,
                 on_error=failed,
+                on_notice=stderr_notice,  # a command: what the follow notices goes to stderr
             )
             async with aclosing(following):
                 async for envelope in following:
