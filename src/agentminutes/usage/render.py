@@ -96,13 +96,60 @@ def _cost(row: Row) -> str:
     return text + "*" if row.unpriced else text
 
 
+def first_prompt(path: str, harness: str) -> str:
+    """The first line of the first prompt a person wrote in the transcript at *path*
+    (``PATH#ID``: conversation ID of a source holding several); ``""`` when it has none."""
+    from agentminutes.api import iter_events
+    from agentminutes.errors import AgentminutesError
+
+    source, _, conversation = path.partition("#")
+    try:
+        for ev in iter_events(source, harness=harness or "auto", conversation=conversation or None):
+            msg = ev.user_message
+            if msg is None or msg.origin != "human":
+                continue
+            for block in msg.content or []:
+                for line in block.text.splitlines():
+                    if line.strip():
+                        return "".join(ch if ch.isprintable() else " " for ch in line.strip())
+    except (AgentminutesError, OSError):
+        return ""
+    return ""
+
+
+def _session_cells(report: UsageReport, session: str) -> list[Any]:
+    from rich.text import Text
+
+    from agentminutes import timestamps
+
+    facts = report.sessions.get(session)
+    if facts is None:
+        return ["", "", ""]
+    title = first_prompt(facts.path, facts.harness) if facts.path else ""
+    when = timestamps.format_local_ns(facts.last_ns)[:16].replace("T", " ") if facts.last_ns else ""
+    return [Text(facts.project), Text(title), when]
+
+
+def _last_ns(report: UsageReport, row: Row) -> int:
+    facts = report.sessions.get(row.keys[GROUP_KEYS["session"]])
+    return facts.last_ns if facts is not None else 0
+
+
 def table(report: UsageReport, *, changed: set[tuple[str, ...]] | None = None) -> Any:
-    """The report as a rich ``Table`` (rows in *changed* are highlighted, for ``--follow``)."""
+    """The report as a rich ``Table`` (rows in *changed* are highlighted, for ``--follow``).
+
+    Grouped by session, each id has its project, title (its first prompt) and last
+    activity beside it, and the rows go by last activity, the latest last."""
     from rich.table import Table
 
     t = Table(show_footer=False, header_style="bold", box=None, pad_edge=False)
+    by_session = "session" in report.by and bool(report.sessions)
     for name in report.by:
         t.add_column(name.capitalize(), no_wrap=name != "project")
+        if name == "session" and by_session:
+            t.add_column("Project", no_wrap=True, overflow="ellipsis", max_width=32)
+            t.add_column("Title", no_wrap=True, overflow="ellipsis", max_width=48)
+            t.add_column("Last activity", no_wrap=True)
     for title in ("Input", "Output", "Cache write", "Cache read", "Total tokens"):
         t.add_column(title, justify="right")
     if report.costs:
@@ -110,16 +157,24 @@ def table(report: UsageReport, *, changed: set[tuple[str, ...]] | None = None) -
     if any(r.reported_cost is not None for r in report.rows):
         t.add_column("Reported", justify="right")
     reported = any(r.reported_cost is not None for r in report.rows)
-    for row in report.rows:
+    rows = report.rows
+    if by_session:
+        rows = sorted(rows, key=lambda r: _last_ns(report, r))
+    at = report.by.index("session") + 1 if by_session else 0
+    for row in rows:
         if _no_tokens(row):
             continue  # e.g. Claude Code's <synthetic> notices: rows of zeros are noise
         cells = _cells(row, report, reported)
         key = tuple(row.keys.values())
         style = "bold yellow" if changed and key in changed else None
-        t.add_row(*[row.keys[GROUP_KEYS[b]] for b in report.by], *cells, style=style)
+        keys: list[Any] = [row.keys[GROUP_KEYS[b]] for b in report.by]
+        if by_session:
+            keys[at:at] = _session_cells(report, row.keys[GROUP_KEYS["session"]])
+        t.add_row(*keys, *cells, style=style)
     total = report.totals
     t.add_section()
-    t.add_row("Total", *[""] * (len(report.by) - 1), *_cells(total, report, reported), style="bold")
+    blank = len(report.by) - 1 + (3 if by_session else 0)
+    t.add_row("Total", *[""] * blank, *_cells(total, report, reported), style="bold")
     return t
 
 

@@ -37,6 +37,7 @@ __all__ = (
     "Collection",
     "Grouper",
     "Row",
+    "SessionFacts",
     "Transcript",
     "UsageReport",
     "build_report",
@@ -597,6 +598,21 @@ class UsageReport:
     totals: Row
     duplicates: int = 0
     costs: bool = True
+    #: Grouped by session: each session's project, parent transcript and last request
+    #: (what the table shows beside the id; the JSON and CSV rows stay as they are).
+    sessions: dict[str, SessionFacts] = field(default_factory=dict)
+
+
+@dataclass
+class SessionFacts:
+    """What a person tells a session by, beside its id."""
+
+    project: str = ""
+    harness: str = ""
+    #: The transcript of the session itself (not a subagent's), where its first prompt is.
+    path: str = ""
+    #: The time of its last request counted (nanoseconds; 0 for none).
+    last_ns: int = 0
 
 
 def _negated(o: OtelUsage) -> OtelUsage:
@@ -724,6 +740,7 @@ class Grouper:
         self.window = window_bounds(since, until)
         self._dates = _Dates(_zone(tz))
         self.groups: dict[tuple[str, ...], Row] = {}
+        self.sessions: dict[str, SessionFacts] = {}
 
     def in_window(self, req: CachedRequest) -> bool:
         """Whether *req* falls in ``--since``/``--until`` (a request without a time does)."""
@@ -750,6 +767,13 @@ class Grouper:
             keys = {GROUP_KEYS[n]: v for n, v in zip(self.by, key, strict=True)}
             row = self.groups[key] = Row(keys=keys)
         row.add(req, t.harness, sign)
+        if "session" in self.by and sign > 0:
+            facts = self.sessions.setdefault(t.session_id or "(no session id)", SessionFacts())
+            facts.project = facts.project or t.project
+            facts.harness = facts.harness or t.harness
+            if not facts.path and not t.summary.meta.is_subagent:
+                facts.path = t.summary.path
+            facts.last_ns = max(facts.last_ns, req.ns)
         return key
 
     def report(
@@ -772,6 +796,7 @@ class Grouper:
             totals=totals,
             duplicates=duplicates,
             costs=self.pricer is not None,
+            sessions=self.sessions,
         )
 
 
