@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,52 @@ def _tail(text: str, lines: int = 12) -> list[str]:
     return text.strip().splitlines()[-lines:]
 
 
+def _run_prompts(
+    driver: Driver,
+    run: Run,
+    scenario: Scenario,
+    env: dict[str, str],
+    root: Path,
+    runs: list[dict[str, Any]],
+    exit_codes: list[int],
+) -> None:
+    """Type each prompt: one run of the CLI each, its exit code and output tails kept."""
+    for index, prompt in enumerate(scenario.prompts):
+        cmd = driver.command(run, prompt, index)
+        started = time.monotonic()
+        try:
+            done = subprocess.run(
+                cmd,
+                cwd=run.work,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=driver.timeout,
+            )
+            code, stdout, stderr = done.returncode, done.stdout, done.stderr
+        except subprocess.TimeoutExpired as exc:
+            code = -9
+            stdout = _text(exc.stdout)
+            stderr = _text(exc.stderr)
+        exit_codes.append(code)
+        runs.append(
+            {
+                "command": [c.replace(str(root), "$LAB") for c in cmd],
+                "exit_code": code,
+                "seconds": round(time.monotonic() - started, 2),
+                "stdout_tail": [s.replace(str(root), "$LAB") for s in _tail(stdout)],
+                "stderr_tail": [s.replace(str(root), "$LAB") for s in _tail(stderr)],
+            }
+        )
+
+
+def _text(value: bytes | str | None) -> str:
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return value or ""
+
+
 def record(
     driver: Driver,
     version: str,
@@ -56,8 +104,14 @@ def record(
     out: Path,
     *,
     keep_requests: Path | None = None,
+    around: Callable[[Run], AbstractContextManager[object]] | None = None,
 ) -> Recording:
-    """Run ``scenario`` with ``driver``'s CLI at ``version`` and write the recording to ``out``."""
+    """Run ``scenario`` with ``driver``'s CLI at ``version`` and write the recording to ``out``.
+
+    ``around``, if given, is entered after the harness's config is written and before its
+    first prompt, and left after its last (``scripts/lab_follow_latency.py`` follows the
+    temporary HOME with it).
+    """
     executable = driver.install(version)
     root = Path(tempfile.mkdtemp(prefix="agentminutes-lab-"))
     try:
@@ -75,42 +129,8 @@ def record(
             model.is_side = driver.is_side
             env = {**base_env(run), **driver.env(run)}
             driver.prepare(run)
-            for index, prompt in enumerate(scenario.prompts):
-                cmd = driver.command(run, prompt, index)
-                started = time.monotonic()
-                try:
-                    done = subprocess.run(
-                        cmd,
-                        cwd=work,
-                        env=env,
-                        stdin=subprocess.DEVNULL,
-                        capture_output=True,
-                        text=True,
-                        timeout=driver.timeout,
-                    )
-                    code, stdout, stderr = done.returncode, done.stdout, done.stderr
-                except subprocess.TimeoutExpired as exc:
-                    code = -9
-                    stdout = (
-                        (exc.stdout or b"").decode()
-                        if isinstance(exc.stdout, bytes)
-                        else (exc.stdout or "")
-                    )
-                    stderr = (
-                        (exc.stderr or b"").decode()
-                        if isinstance(exc.stderr, bytes)
-                        else (exc.stderr or "")
-                    )
-                exit_codes.append(code)
-                runs.append(
-                    {
-                        "command": [c.replace(str(root), "$LAB") for c in cmd],
-                        "exit_code": code,
-                        "seconds": round(time.monotonic() - started, 2),
-                        "stdout_tail": [s.replace(str(root), "$LAB") for s in _tail(stdout)],
-                        "stderr_tail": [s.replace(str(root), "$LAB") for s in _tail(stderr)],
-                    }
-                )
+            with around(run) if around is not None else nullcontext():
+                _run_prompts(driver, run, scenario, env, root, runs, exit_codes)
         truth = model.ground_truth()
         if out.exists():
             shutil.rmtree(out)

@@ -56,6 +56,9 @@ class Driver:
     protocol: ClassVar[str]
     #: Globs under HOME of the files to collect, exactly as written.
     transcripts: ClassVar[tuple[str, ...]]
+    #: The folder under HOME ``agentminutes follow`` watches for this harness (``None``: not
+    #: followed by the lab's latency script).
+    follows: ClassVar[str | None] = None
     #: Globs under HOME of the sources to convert, when not every collected file is one
     #: (a database's WAL is collected beside it, converted with it).
     sources: ClassVar[tuple[str, ...] | None] = None

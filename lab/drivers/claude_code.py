@@ -23,6 +23,7 @@ class ClaudeCode(Driver):
     executable: ClassVar[str] = "claude"
     pinned: ClassVar[str] = "2.1.332"
     protocol: ClassVar[str] = "anthropic"
+    follows: ClassVar[str | None] = ".claude/projects"
     transcripts: ClassVar[tuple[str, ...]] = (".claude/projects/**/*.jsonl",)
 
     def env(self, run: Run) -> dict[str, str]:

@@ -25,6 +25,7 @@ class Codex(Driver):
     executable: ClassVar[str] = "codex"
     pinned: ClassVar[str] = "0.171.0"
     protocol: ClassVar[str] = "openai-responses"
+    follows: ClassVar[str | None] = ".codex/sessions"
     transcripts: ClassVar[tuple[str, ...]] = (".codex/sessions/**/*.jsonl",)
 
     def env(self, run: Run) -> dict[str, str]:

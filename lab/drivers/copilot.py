@@ -24,6 +24,7 @@ class Copilot(Driver):
     executable: ClassVar[str] = "copilot"
     pinned: ClassVar[str] = "1.0.102"
     protocol: ClassVar[str] = "openai-chat"
+    follows: ClassVar[str | None] = ".copilot/session-state"
     transcripts: ClassVar[tuple[str, ...]] = (".copilot/session-state/**/events.jsonl",)
 
     def env(self, run: Run) -> dict[str, str]:

@@ -24,6 +24,7 @@ class GeminiCli(Driver):
     executable: ClassVar[str] = "gemini"
     pinned: ClassVar[str] = "0.61.0"
     protocol: ClassVar[str] = "gemini"
+    follows: ClassVar[str | None] = ".gemini/tmp"
     transcripts: ClassVar[tuple[str, ...]] = (".gemini/tmp/**/chats/*",)
 
     def env(self, run: Run) -> dict[str, str]:

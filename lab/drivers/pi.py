@@ -24,6 +24,7 @@ class Pi(Driver):
     executable: ClassVar[str] = "pi"
     pinned: ClassVar[str] = "0.73.1"
     protocol: ClassVar[str] = "openai-chat"
+    follows: ClassVar[str | None] = ".pi/agent/sessions"
     transcripts: ClassVar[tuple[str, ...]] = (".pi/agent/sessions/**/*.jsonl",)
 
     def env(self, run: Run) -> dict[str, str]:

@@ -22,6 +22,7 @@ class QwenCode(Driver):
     executable: ClassVar[str] = "qwen"
     pinned: ClassVar[str] = "0.24.4"
     protocol: ClassVar[str] = "openai-chat"
+    follows: ClassVar[str | None] = ".qwen/projects"
     transcripts: ClassVar[tuple[str, ...]] = (".qwen/projects/**/*.jsonl", ".qwen/tmp/**/chats/*")
 
     def env(self, run: Run) -> dict[str, str]:
