@@ -18,6 +18,7 @@ CASES: list[tuple[str, Path, str]] = [
     ("codex", FIXTURES / "codex/agent-sessions/codex_small_0.146.0.jsonl", ""),
     ("copilot", FIXTURES / "copilot/agent-sessions/copilot_large.jsonl", ""),
     ("gemini-cli", FIXTURES / "gemini-cli/agent-sessions/gemini_jsonl_v040.jsonl", ""),
+    ("kimi", FIXTURES / "kimi/lab-1.51.0/tools.wire.jsonl", ""),
     (
         "opencode",
         FIXTURES / "opencode/constructed/storage/message/ses_0b0000000001TreeSession01/msg_t1.json",
