@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("stages", "sinks", "formats"),
     ("discovery", "export", "drift"),
     ("live",),
-    ("api", "__init__"),
+    ("api", "capture", "__init__"),
     ("usage",),
     ("view",),
     ("cli", "__main__"),

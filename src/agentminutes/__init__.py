@@ -14,8 +14,9 @@ stays cheap):
 * discovery: :func:`scan` (the sessions in the harnesses' own folders, as :class:`SessionRef` s;
   ``async for`` or ``for``), :func:`locate` / :func:`locate_sync` (one session by id);
   task-scope summaries: :func:`task_stats` / :func:`task_stats_sync`;
-* capture: :func:`archive` / :func:`archive_sync` (copy sessions with their subagents and
-  sidecars, and their normalized JSON, into a folder);
+* capture: :func:`capture` (run a headless agent command, follow the sessions it creates,
+  archive them when it exits: ``agentminutes run``), :func:`archive` / :func:`archive_sync`
+  (copy sessions with their subagents and sidecars, and their normalized JSON, into a folder);
 * the schema: :class:`Session`, :class:`Event` and its payload types, :class:`Stats`;
 * the pipeline parts: :class:`Batch`, :data:`Stage`, :func:`per_event`, the adapters'
   :class:`~agentminutes.harness.Adapter` protocol and registry (``agentminutes.harness``);
@@ -39,6 +40,7 @@ __all__ = (
     "AgentminutesError",
     "ArchiveResult",
     "Batch",
+    "Capture",
     "ConversationInfo",
     "DetectError",
     "Ended",
@@ -61,6 +63,7 @@ __all__ = (
     "__version__",
     "archive",
     "archive_sync",
+    "capture",
     "conversations",
     "detect",
     "events",
@@ -104,6 +107,8 @@ _LAZY = {
     "task_stats_sync": "discovery.task",
     "archive": "discovery.archive",
     "archive_sync": "discovery.archive",
+    "capture": "capture",
+    "Capture": "capture",
     "Batch": "pipeline.batch",
     "Stage": "pipeline.batch",
     "per_event": "pipeline.batch",
@@ -140,6 +145,7 @@ if TYPE_CHECKING:
         parse,
         sessions,
     )
+    from agentminutes.capture import Capture, capture
     from agentminutes.discovery.archive import ArchiveResult, archive, archive_sync
     from agentminutes.discovery.layouts import SessionRef
     from agentminutes.discovery.sessions import Scan, locate, locate_sync, scan

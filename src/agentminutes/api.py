@@ -458,17 +458,26 @@ class Following:
         #: done() and stop() asked before the follow started (it starts at the first step).
         self._early_done: list[str] = []
         self._early_stop = False
+        self._made: _Made | None = None
         self._gen = _followed(self, hooks)
 
     async def _start(self) -> tuple[Follower, FollowState | None, list[Stage]]:
-        """Make the follower (imports, stats, the first look at the targets) off the loop."""
-        follower, follow_state, chain = await _off_loop(self._make)
+        """Make the follower (imports, stats, the first look at the targets) off the loop,
+        once: at ``async with`` or at the first step."""
+        if self._made is not None:
+            return self._made
+        follower, follow_state, chain = self._made = await _off_loop(self._start_follower)
         self._follower = follower
         if self._early_stop:
             follower.stop()
         for name in self._early_done:
             self.done(name)
         self._early_done.clear()
+        return follower, follow_state, chain
+
+    def _start_follower(self) -> _Made:
+        follower, follow_state, chain = self._make()
+        follower.start()  # the first look at the targets: where each transcript starts
         return follower, follow_state, chain
 
     def __aiter__(self) -> Following:
@@ -478,6 +487,7 @@ class Following:
         return await self._gen.__anext__()
 
     async def __aenter__(self) -> Following:
+        await self._start()  # the follow starts here: what is written from now on is read
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -87,6 +87,7 @@ def real_runs(tmp: Path) -> dict[str, list[tuple[list[str], list[str]]]]:
             (["view", "--html=page.html", "--no-redact", str(CC)], ["page.html"]),
         ],
         "follow": [(["follow", "--idle-exit", "0.2", str(CC)], [])],
+        "run": [(["run", "--harness", "claude-code", "--", sys.executable, "-c", "print(1)"], [])],
         "sessions": [
             (
                 [

@@ -676,6 +676,47 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "them in the state for the next run instead.",
     ),
     Command(
+        ("run",),
+        "Run a headless agent command and capture the sessions it writes, from their first line.",
+        run="agentminutes.capture:run_main",
+        arguments=(
+            Argument(
+                "command",
+                "COMMAND",
+                "The agent's command line, after -- (e.g. -- claude -p 'fix the test').",
+                many=True,
+                complete="",
+            ),
+        ),
+        options=(
+            value(
+                "--harness",
+                "NAME",
+                "The harness the command runs; default: every harness's transcript folders.",
+                "auto",
+                convert=_harness_or_auto,
+                complete="harness",
+            ),
+            value(
+                "--to",
+                "SINK",
+                "Where events go, as for follow: - (stdout; the command's own output then goes "
+                "to stderr), file:PATH, tcp://HOST:PORT or unix:PATH.",
+                "-",
+            ),
+            value(
+                "--archive",
+                "DIR",
+                "Archive each session, with its subagents and sidecars, into DIR as it ends.",
+                complete="dir",
+            ),
+        ),
+        description="The sessions the command creates (transcripts that appear while it runs, or "
+        "whose session id it prints) are followed from their first line and written as "
+        "follow writes envelopes; when it exits they are ended, read to their end and "
+        "archived. Exits with the command's exit status.",
+    ),
+    Command(
         ("sessions",),
         "List session transcripts in the harnesses' own folders, filtered by identity or time.",
         run="agentminutes.view.command:run_sessions",

@@ -103,6 +103,9 @@ class DocumentFollower:
         """How many sessions were followed."""
         return len(self.files)
 
+    def start(self) -> None:
+        """Nothing to look at before the first poll (a database is read whole at first)."""
+
     def knows(self, name: str) -> bool:
         """Whether *name* is a session followed (``<database>#<id>``, or the task folder)."""
         return name in self.files

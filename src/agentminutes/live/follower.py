@@ -370,6 +370,11 @@ class Follower:
         finally:
             worker.close()
 
+    def start(self) -> None:
+        """The first look at the targets now (a thread may call it before :meth:`batches`):
+        which transcripts are there and where each starts."""
+        self._start()
+
     def _open_watch(self) -> None:
         """The first look at the targets, and the watch on their folders (worker thread)."""
         self._start()
