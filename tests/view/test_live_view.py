@@ -94,3 +94,23 @@ def test_view_follow_stops_at_ctrl_c(tmp_path: Path) -> None:
     assert "● Read" in shown
     term.proc.send_signal(signal.SIGINT)
     assert term.close() == 0
+
+
+def test_piped_follow_loads_no_rich() -> None:
+    probe = (
+        "import sys\n"
+        "from agentminutes.cli import main\n"
+        "main(sys.argv[1:])\n"
+        "sys.stdout.flush()\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "follow", "--idle-exit", "0.2", str(SOURCE)],
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.stdout  # the events
+    modules = set(proc.stderr.decode().splitlines()[-1].split())
+    assert not {m for m in modules if m.split(".")[0] in ("rich", "typer", "click")}
+    assert "agentminutes.view.terminal" not in modules

@@ -397,9 +397,13 @@ def renderable(b: Block) -> RenderableType:
     left = 4 * b.depth
     body: Text
     if b.kind == "turn":
-        return Padding(
-            Rule(Text(b.text, style="bold"), align="left", style="blue"), (1, 0, 0, left)
-        )
+        # The turn and its time on the rule; the figures below it, so none is cut off.
+        parts = b.text.split(" · ")
+        rule = Rule(Text(" · ".join(parts[:2]), style="bold"), align="left", style="blue")
+        if len(parts) <= 2:
+            return Padding(rule, (1, 0, 0, left))
+        figures = Text(" · ".join(parts[2:]), style="blue")
+        return Padding(Group(rule, figures), (1, 0, 0, left))
     if b.kind == "agent":
         body = Text.assemble(("▼ " + b.label, "bold magenta"), (" · " + b.text, "magenta"))
         return Padding(body, (1, 0, 0, left))
