@@ -198,6 +198,7 @@ def _registry() -> dict[str, type[Driver]]:
     from lab.drivers.cline import Cline
     from lab.drivers.codex import Codex
     from lab.drivers.copilot import Copilot
+    from lab.drivers.droid import Droid
     from lab.drivers.gemini_cli import GeminiCli
     from lab.drivers.kimi import Kimi
     from lab.drivers.opencode import OpenCode
@@ -214,6 +215,7 @@ def _registry() -> dict[str, type[Driver]]:
         Copilot,
         Cline,
         Kimi,
+        Droid,
     ]
     return {d.harness: d for d in found}
 

@@ -266,7 +266,7 @@ def test_an_empty_home_says_no_harness_is_there(tmp_path: Path) -> None:
     # Missing folders are no skipped files; with none of them there, one line says so.
     assert p.stderr == (
         "agentminutes: no transcripts folder of any harness here (antigravity, claude-code, "
-        "codex, copilot, gemini-cli, kimi, pi, qwen-code, cline, opencode); --harness NAME --root DIR reads another "
+        "codex, copilot, droid, gemini-cli, kimi, pi, qwen-code, cline, opencode); --harness NAME --root DIR reads another "
         "folder\n"
         "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
     )

@@ -49,6 +49,7 @@ FOLDERS: Final[tuple[str, ...]] = (
     "agentminutes.harness.cline",
     "agentminutes.harness.codex",
     "agentminutes.harness.copilot",
+    "agentminutes.harness.droid",
     "agentminutes.harness.gemini_cli",
     "agentminutes.harness.kimi",
     "agentminutes.harness.opencode",

@@ -1,0 +1,404 @@
+"""Factory Droid sessions: ``~/.factory/sessions/<cwd with / as ->/<session id>.jsonl``.
+
+One JSON record a line, appended as the session goes:
+
+* ``session_start`` (first): the session ``id``, ``title``, ``cwd``, ``version``
+  (of the file format, 2 today), ``owner``, ``hostId``;
+* ``message``: ``message.role`` is ``user`` or ``assistant`` and
+  ``message.content`` Anthropic-shaped blocks (``text``, ``thinking`` with a
+  signature, ``tool_use``; a user message holding ``tool_result`` blocks
+  answers the calls). An assistant message names its model (``modelId``) and
+  the provider's message id (``openaiMessageId`` for OpenAI-shaped providers).
+  Each record has an ``id`` and a ``parentId``;
+* ``agent_turn_outcome``: how a turn ended (``reason``, ``resultKind``);
+* ``todo_state`` and ``compaction_state``: the to-do list and a compaction's
+  state (named in Droid's code; not yet seen in a recording).
+
+The usage is not in the transcript: ``<session id>.settings.json`` beside it
+keeps the session's sums (``tokenUsage``: ``inputTokens`` fresh,
+``cacheReadTokens``, ``cacheCreationTokens``, ``outputTokens``,
+``thinkingTokens``), rewritten as the session goes. A transcript adapter reads
+lines only, so assistant messages carry no usage here.
+
+Mapping decisions:
+
+* ``session_start`` becomes ``session_meta`` (id, cwd) plus a ``system`` event
+  ``session_start`` whose details are the record.
+* A user message whose ``id`` starts with ``context-`` is context Droid put
+  before the person's message (a ``<system-reminder>`` of the tools at hand):
+  ``origin`` ``harness``; other user text is ``human``. Tool results become
+  ``tool_result`` events, one per block, and text beside them a user message.
+* An assistant message is one API message: its thinking and tool calls first,
+  then the ``assistant_message``; all share ``message_id`` = the provider's
+  message id (the record id where there is none).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final
+
+import msgspec
+from msgspec import Raw
+
+from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.schema import (
+    NO_RAW,
+    AssistantMessage,
+    ContentBlock,
+    Event,
+    EventKind,
+    Meta,
+    Origin,
+    SystemEvent,
+    Thinking,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    UserMessage,
+)
+from agentminutes.timestamps import valid_timestamp
+
+__all__ = ("HARNESS", "TOOL_KINDS", "DroidAdapter")
+
+HARNESS: Final = "droid"
+
+#: The newest session file format this adapter knows (``session_start.version``).
+FORMAT_VERSION: Final = 2
+
+
+class _Record(msgspec.Struct, rename="camel"):
+    type: str | None = None
+    id: str | None = None
+    parent_id: str | None = None
+    timestamp: str | None = None
+    version: int | float | str | None = None
+    cwd: str | None = None
+    title: str | None = None
+    message: Raw = NO_RAW
+    reason: str | None = None
+
+
+class _Message(msgspec.Struct, rename="camel"):
+    role: str | None = None
+    content: Raw = NO_RAW
+    model_id: str | None = None
+    openai_message_id: str | None = None
+    anthropic_message_id: str | None = None
+    stop_reason: str | None = None
+
+
+class _Block(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+    signature: str | None = None
+    id: str | None = None
+    name: str | None = None
+    input: Raw = NO_RAW
+    tool_use_id: str | None = None
+    is_error: bool | None = None
+    content: Raw = NO_RAW
+
+
+_decode_record = msgspec.json.Decoder(_Record).decode
+_decode_message = msgspec.json.Decoder(_Message).decode
+_decode_content = msgspec.json.Decoder(str | list[Raw] | None).decode
+_decode_block = msgspec.json.Decoder(_Block).decode
+
+_DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
+
+#: Every record type this adapter knows.
+RECORD_TYPES: Final = frozenset(
+    {"session_start", "message", "agent_turn_outcome", "todo_state", "compaction_state"}
+)
+
+#: Droid's tool names mapped onto ACP tool kinds; any other name is ``other``.
+TOOL_KINDS: Final[dict[str, str]] = {
+    "Read": ToolKind.READ,
+    "LS": ToolKind.SEARCH,
+    "Glob": ToolKind.SEARCH,
+    "Grep": ToolKind.SEARCH,
+    "Execute": ToolKind.EXECUTE,
+    "Create": ToolKind.EDIT,
+    "Edit": ToolKind.EDIT,
+    "MultiEdit": ToolKind.EDIT,
+    "ApplyPatch": ToolKind.EDIT,
+    "WebSearch": ToolKind.FETCH,
+    "FetchUrl": ToolKind.FETCH,
+    "TodoWrite": ToolKind.THINK,
+    "ExitSpecMode": ToolKind.SWITCH_MODE,
+}
+
+
+class _Malformed(Exception):
+    """A record whose content does not have the recorded shape."""
+
+
+class DroidAdapter(BaseAdapter):
+    """Parses Factory Droid session files (format version 2)."""
+
+    name: ClassVar[str] = HARNESS
+    last_checked: ClassVar[str] = "0.225.2"
+
+    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
+        super().__init__(options, on_skip=on_skip)
+        self.meta_sent = False
+        self.format_version = 0
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        if head.startswith(b"\xef\xbb\xbf"):
+            head = head[3:]
+        first = head.split(b"\n", 1)[0].strip()
+        try:
+            rec = _decode_record(first)
+        except _DECODE_ERRORS:
+            return Confidence.NO_MATCH
+        if rec.type == "session_start" and rec.id and rec.cwd is not None and b'"hostId"' in first:
+            return Confidence.CERTAIN
+        if rec.type == "message" and rec.message and b'"interactionMode"' in first:
+            return Confidence.POSSIBLE
+        return Confidence.NO_MATCH
+
+    def feed(self, line: bytes, lineno: int) -> list[Event]:
+        try:
+            rec = _decode_record(line)
+        except _DECODE_ERRORS as exc:
+            return [self.undecodable(exc, line, lineno)]
+        kind = rec.type or ""
+        if kind not in RECORD_TYPES:
+            reason = f'unrecognized record type "{kind}"' if kind else "record has no type"
+            return [self.unknown_or_fail(kind, line, lineno, self._drift(reason))]
+        out: list[Event] = []
+        if kind == "session_start":
+            self._start(rec, line, lineno, out)
+            return out
+        if not self.meta_sent:
+            self.meta_sent = True
+            out.append(self._meta(rec, line, lineno, header=False))
+        try:
+            if kind == "message":
+                self._message(rec, line, lineno, out)
+            else:
+                text = rec.reason or "" if kind == "agent_turn_outcome" else ""
+                out.append(
+                    self._event(
+                        rec,
+                        line,
+                        lineno,
+                        kind=EventKind.SYSTEM,
+                        system=SystemEvent(subtype=kind, text=text, details=Raw(line)),
+                    )
+                )
+        except _Malformed as exc:
+            out.append(self.unknown_or_fail(kind, line, lineno, str(exc)))
+        return out
+
+    def _drift(self, reason: str) -> str:
+        if self.format_version > FORMAT_VERSION:
+            return (
+                f"{reason} in a session of format v{self.format_version}, newer than v{FORMAT_VERSION}"
+                " (the newest this adapter knows; likely format drift)"
+            )
+        return reason
+
+    def _event(self, rec: _Record, line: bytes, lineno: int, **payload: object) -> Event:
+        return Event(
+            timestamp=valid_timestamp(rec.timestamp),
+            id=rec.id or "",
+            parent_id=rec.parent_id or "",
+            provenance=self.prov(line, lineno),
+            **payload,  # type: ignore[arg-type]
+        )
+
+    def _meta(self, rec: _Record, line: bytes, lineno: int, *, header: bool) -> Event:
+        return Event(
+            kind=EventKind.SESSION_META,
+            timestamp=valid_timestamp(rec.timestamp),
+            provenance=self.prov(line, lineno),
+            session_meta=Meta(
+                harness=HARNESS,
+                harness_version=self.options.harness_version,
+                session_id=(rec.id or "") if header else "",
+                cwd=(rec.cwd or "") if header else "",
+            ),
+        )
+
+    def _start(self, rec: _Record, line: bytes, lineno: int, out: list[Event]) -> None:
+        version = rec.version
+        if isinstance(version, int | float) and not isinstance(version, bool):
+            self.format_version = int(version)
+        if not self.meta_sent:
+            self.meta_sent = True
+            out.append(self._meta(rec, line, lineno, header=True))
+        out.append(
+            Event(
+                kind=EventKind.SYSTEM,
+                timestamp=valid_timestamp(rec.timestamp),
+                provenance=self.prov(line, lineno),
+                system=SystemEvent(
+                    subtype="session_start", text=rec.title or "", details=Raw(line)
+                ),
+            )
+        )
+
+    def _message(self, rec: _Record, line: bytes, lineno: int, out: list[Event]) -> None:
+        if not rec.message:
+            raise _Malformed("message record has no message")
+        try:
+            msg = _decode_message(rec.message)
+            blocks = _decode_content(msg.content) if msg.content else None
+        except _DECODE_ERRORS as exc:
+            raise _Malformed(f"malformed message: {exc}") from None
+        if isinstance(blocks, str):
+            blocks = [Raw(msgspec.json.encode({"type": "text", "text": blocks}))]
+        role = msg.role or ""
+        if role == "user":
+            self._user(rec, blocks or [], line, lineno, out)
+        elif role == "assistant":
+            self._assistant(rec, msg, blocks or [], line, lineno, out)
+        else:
+            reason = f'unrecognized message role "{role}"' if role else "message has no role"
+            raise _Malformed(self._drift(reason))
+
+    def _user(
+        self, rec: _Record, blocks: list[Raw], line: bytes, lineno: int, out: list[Event]
+    ) -> None:
+        content: list[ContentBlock] = []
+        results: list[Event] = []
+        for raw in blocks:
+            b = _block(raw)
+            if b.type == "text":
+                content.append(ContentBlock(kind="text", text=b.text or ""))
+            elif b.type == "tool_result":
+                call_id = b.tool_use_id or ""
+                results.append(
+                    self._event(
+                        rec,
+                        line,
+                        lineno,
+                        kind=EventKind.TOOL_RESULT,
+                        tool_result=ToolResult(
+                            tool_call_id=call_id,
+                            tool_name=self.tool_names.get(call_id, ""),
+                            is_error=bool(b.is_error),
+                            content=_result_blocks(b.content) or None,
+                        ),
+                    )
+                )
+            elif b.type == "image":
+                content.append(ContentBlock(kind="image", raw=raw))
+            else:
+                content.append(ContentBlock(kind="other", raw=raw))
+        if content or not results:
+            injected = (rec.id or "").startswith("context-")
+            out.append(
+                self._event(
+                    rec,
+                    line,
+                    lineno,
+                    kind=EventKind.USER_MESSAGE,
+                    user_message=UserMessage(
+                        origin=Origin.HARNESS if injected else Origin.HUMAN,
+                        content=content or None,
+                    ),
+                )
+            )
+        out.extend(results)
+
+    def _assistant(
+        self,
+        rec: _Record,
+        msg: _Message,
+        blocks: list[Raw],
+        line: bytes,
+        lineno: int,
+        out: list[Event],
+    ) -> None:
+        message_id = msg.openai_message_id or msg.anthropic_message_id or rec.id or ""
+        text: list[ContentBlock] = []
+        calls = False
+        for raw in blocks:
+            b = _block(raw)
+            if b.type == "text":
+                text.append(ContentBlock(kind="text", text=b.text or ""))
+            elif b.type == "thinking":
+                out.append(
+                    self._event(
+                        rec,
+                        line,
+                        lineno,
+                        kind=EventKind.THINKING,
+                        message_id=message_id,
+                        thinking=Thinking(text=b.thinking or "", signature=b.signature or ""),
+                    )
+                )
+            elif b.type == "tool_use":
+                calls = True
+                call_id = b.id or ""
+                name = b.name or ""
+                self.name_call(call_id, name)
+                out.append(
+                    self._event(
+                        rec,
+                        line,
+                        lineno,
+                        kind=EventKind.TOOL_CALL,
+                        message_id=message_id,
+                        tool_call=ToolCall(
+                            tool_call_id=call_id,
+                            name=name,
+                            kind=TOOL_KINDS.get(name, ToolKind.OTHER),
+                            input=b.input,
+                        ),
+                    )
+                )
+            else:
+                raise _Malformed(
+                    self._drift(f'unrecognized assistant content block "{b.type or ""}"')
+                )
+        out.append(
+            self._event(
+                rec,
+                line,
+                lineno,
+                kind=EventKind.ASSISTANT_MESSAGE,
+                message_id=message_id,
+                assistant_message=AssistantMessage(
+                    model=msg.model_id or "",
+                    content=text or None,
+                    stop_reason=msg.stop_reason or ("tool_use" if calls else ""),
+                ),
+            )
+        )
+
+
+def _block(raw: Raw) -> _Block:
+    try:
+        return _decode_block(raw)
+    except _DECODE_ERRORS as exc:
+        raise _Malformed(f"malformed content block: {exc}") from None
+
+
+def _result_blocks(content: Raw) -> list[ContentBlock]:
+    """A tool result's content (a string, or text and image blocks) as content blocks."""
+    if not content:
+        return []
+    try:
+        value = _decode_content(content)
+    except _DECODE_ERRORS as exc:
+        raise _Malformed(f"malformed tool result: {exc}") from None
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [ContentBlock(kind="text", text=value)]
+    out = []
+    for raw in value:
+        b = _block(raw)
+        if b.type == "text":
+            out.append(ContentBlock(kind="text", text=b.text or ""))
+        elif b.type == "image":
+            out.append(ContentBlock(kind="image", raw=raw))
+        else:
+            out.append(ContentBlock(kind="other", raw=raw))
+    return out
