@@ -18,6 +18,23 @@ An *era* baseline, ``<harness>@<version>.json``, holds only the fixtures up to
 that version; a transcript is compared with the baseline generated from the
 nearest version at or below its own. Era files already present are rebuilt
 on every run.
+
+Fixtures alone are too few: a real home uses built-in tools and result shapes
+no fixture happens to show, and a scan that flags them cries wolf. Two more
+sources feed the main baseline (not the era files):
+
+* the vocabulary each harness's description declares as known
+  (``Vocabulary.known``: its built-in tool names, from its source and docs);
+* a corpus of real transcripts, read once with ``--corpus DIR`` (a folder of
+  ``<harness>/`` folders, each with its ``MANIFEST.tsv``): the vocabulary of every
+  listed transcript that is detected as its harness and parses strictly is kept in
+  ``scripts/drift_corpus/<harness>.json`` (key counts and values, no text), so
+  later runs and the tests need neither the corpus nor its files.
+
+The drift samples (``*schema_drift*``: transcripts made to show drift) feed
+no baseline, from the fixtures or the corpus.
+
+    python scripts/build_drift_baselines.py --corpus ../shared/corpus
 """
 
 from __future__ import annotations
@@ -40,7 +57,9 @@ from agentminutes.drift import (
     read_vocab,
 )
 from agentminutes.drift._baseline import baseline_place
+from agentminutes.errors import AgentminutesError
 from agentminutes.harness import ParseOptions, version_newer
+from agentminutes.harness.drift_vocabulary import RecordStats
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
 from agentminutes.pipeline.detect import detect
 from agentminutes.pipeline.sync import sync_feeds
@@ -51,6 +70,29 @@ FIXTURES = ROOT / "fixtures"
 SRC = ROOT / "src"
 
 SUFFIXES = (".jsonl", ".json", ".log")
+#: Where the corpus's vocabulary is kept, one file per harness.
+CORPUS_VOCAB = ROOT / "scripts" / "drift_corpus"
+
+
+def is_drift_sample(path: Path) -> bool:
+    """A transcript made to show drift (``schema_drift.jsonl``): it feeds no baseline."""
+    return "schema_drift" in path.name
+
+
+class CorpusTypes(msgspec.Struct, kw_only=True):
+    """One record type's vocabulary in the corpus: records, key counts, values."""
+
+    records: int
+    keys: dict[str, int]
+    values: dict[str, list[str]]
+
+
+class CorpusVocab(msgspec.Struct, kw_only=True):
+    """The vocabulary of a harness's corpus transcripts, as ``--corpus`` kept it."""
+
+    harness: str
+    transcripts: list[FixtureInfo]
+    types: dict[str, CorpusTypes]
 
 
 class BuildError(Exception):
@@ -84,6 +126,7 @@ def fixture_files(harness: str) -> list[Path]:
         and p.suffix in SUFFIXES
         and not p.name.endswith(".meta.json")
         and p.name != "journal.jsonl"  # a Claude Code workflow run's journal: a sidecar
+        and not is_drift_sample(p)
     )
 
 
@@ -163,7 +206,123 @@ def build(harness: str, until: str = "") -> Baseline:
             newest = version
     if not fixtures:
         raise BuildError(f"no {harness} fixtures" + (f" up to version {until}" if until else ""))
-    return baseline_from_vocab(vocab, version=newest, fixtures=fixtures)
+    corpus: list[FixtureInfo] = []
+    if not until:  # an era holds what the adapters were checked against up to then
+        add_known(vocab)
+        kept = load_corpus_vocab(harness)
+        if kept is not None:
+            add_corpus(vocab, kept)
+            corpus = kept.transcripts
+    baseline = baseline_from_vocab(vocab, version=newest, fixtures=fixtures)
+    baseline.corpus = corpus or None
+    return baseline
+
+
+def add_known(vocab: Vocab) -> None:
+    """The values the harness's vocabulary declares as known, on each record type that has
+    the discriminator (a built-in tool no fixture called is no news)."""
+    spec = vocab.spec
+    for rtype, stats in vocab.types.items():
+        for path in spec.paths(spec.discriminators, rtype):
+            values = spec.known.get(path)
+            if values:
+                stats.values.setdefault(path, set()).update(values)
+
+
+def add_corpus(vocab: Vocab, kept: CorpusVocab) -> None:
+    """Fold the corpus's kept vocabulary into *vocab*, as if its records were read again."""
+    for rtype, found in kept.types.items():
+        stats = vocab.types.get(rtype)
+        if stats is None:
+            stats = vocab.types[rtype] = RecordStats()
+        stats.records += found.records
+        vocab.records += found.records
+        for key, n in found.keys.items():
+            stats.keys[key] = stats.keys.get(key, 0) + n
+        for path, values in found.values.items():
+            stats.values.setdefault(path, set()).update(values)
+
+
+def load_corpus_vocab(harness: str) -> CorpusVocab | None:
+    path = CORPUS_VOCAB / f"{harness}.json"
+    if not path.is_file():
+        return None
+    return msgspec.json.decode(path.read_bytes(), type=CorpusVocab)
+
+
+def read_corpus(corpus: Path) -> dict[Path, bytes]:
+    """The corpus vocabulary files to write: for each harness, its transcripts' vocabulary.
+
+    A transcript feeds it when its manifest lists it (not as a sidecar), it is no
+    drift sample, it is detected as its folder's harness and parses strictly; the
+    others are named on stderr and left out.
+    """
+    import csv
+
+    files: dict[Path, bytes] = {}
+    for harness, spec in VOCABULARIES.items():
+        manifest = corpus / harness / "MANIFEST.tsv"
+        if not manifest.is_file():
+            continue
+        with open(manifest, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        vocab = Vocab(spec)
+        kept: list[FixtureInfo] = []
+        if spec.source is not None:  # a database or a task folder: read whole, once
+            for rel in sorted({str(Path(row["file"]).parent) for row in rows}):
+                folder = corpus / harness / rel
+                try:
+                    version = source_version(folder, harness)
+                except (BuildError, OSError, AgentminutesError) as exc:
+                    print(
+                        f"build_drift_baselines: corpus: left out {harness}/{rel}: {exc}",
+                        file=sys.stderr,
+                    )
+                    continue
+                before = vocab.records
+                for rtype, record in spec.source(str(folder)):
+                    vocab.add(record, rtype)
+                kept.append(
+                    FixtureInfo(
+                        path=f"{harness}/{rel}", version=version, records=vocab.records - before
+                    )
+                )
+            rows = []
+        for row in rows:
+            path = corpus / harness / row["file"]
+            kind = row.get("genuine_or_synthetic", "")
+            if kind == "sidecar" or is_drift_sample(path) or path.suffix not in SUFFIXES:
+                continue
+            try:
+                version = fixture_version(path, harness)
+                before = vocab.records
+                read_vocab(str(path), vocab)
+            except (BuildError, VocabError, OSError) as exc:
+                print(
+                    f"build_drift_baselines: corpus: left out {harness}/{row['file']}: {exc}",
+                    file=sys.stderr,
+                )
+                continue
+            kept.append(
+                FixtureInfo(
+                    path=f"{harness}/{row['file']}", version=version, records=vocab.records - before
+                )
+            )
+        if not kept:
+            continue
+        types = {
+            rtype: CorpusTypes(
+                records=stats.records,
+                keys=dict(sorted(stats.keys.items())),
+                values={p: sorted(v) for p, v in sorted(stats.values.items())},
+            )
+            for rtype, stats in sorted(vocab.types.items())
+        }
+        data = CorpusVocab(harness=harness, transcripts=kept, types=types)
+        files[CORPUS_VOCAB / f"{harness}.json"] = (
+            msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
+        )
+    return files
 
 
 def out_folder(harness: str) -> Path:
@@ -208,7 +367,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--era", action="append", default=[], metavar="HARNESS@VERSION", help="add an era baseline"
     )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        metavar="DIR",
+        help="read a corpus of real transcripts (DIR/<harness>/MANIFEST.tsv) into "
+        "scripts/drift_corpus/ first",
+    )
     args = parser.parse_args(argv)
+    if args.corpus is not None and not args.check:
+        CORPUS_VOCAB.mkdir(exist_ok=True)
+        for path, data in read_corpus(args.corpus).items():
+            path.write_bytes(data)
+            print(f"{path.relative_to(ROOT)}: written")
     try:
         files = planned(args.era)
     except BuildError as exc:

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -39,7 +40,15 @@ from conftest import FIXTURES, ROOT, fixture_id, transcripts
 COVERED = sorted(VOCABULARIES)
 #: The harnesses whose transcripts are JSON lines (the others are databases and folders).
 LINES = [h for h in COVERED if VOCABULARIES[h].source is None]
-SCANNED = [p for h in COVERED for p in transcripts(h) if p.suffix in (".jsonl", ".json", ".log")]
+ALL_SCANNED = [
+    p for h in COVERED for p in transcripts(h) if p.suffix in (".jsonl", ".json", ".log")
+]
+#: The drift samples (transcripts made to show drift) feed no baseline.
+SAMPLES = [p for p in ALL_SCANNED if "schema_drift" in p.name]
+SCANNED = [p for p in ALL_SCANNED if p not in SAMPLES]
+#: Those whose drift no real transcript shows: they must be flagged. (Copilot's sample
+#: holds records real Copilot sessions write too, so it scans clean.)
+FLAGGED_SAMPLES = [p for p in SAMPLES if p.parent.parent.name in ("claude-code", "antigravity")]
 
 
 def _script() -> ModuleType:
@@ -49,6 +58,7 @@ def _script() -> ModuleType:
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # msgspec resolves the script's Structs' annotations there
     spec.loader.exec_module(module)
     return module
 
@@ -67,7 +77,7 @@ def _write(path: Path, records: list[dict[str, Any]]) -> Path:
 
 
 def _first_line_fixture(harness: str) -> Path:
-    return next(p for p in transcripts(harness) if p.suffix == ".jsonl")
+    return next(p for p in transcripts(harness) if p.suffix == ".jsonl" and p not in SAMPLES)
 
 
 # -- the baselines -------------------------------------------------------------------
@@ -164,6 +174,44 @@ def test_every_fixture_scans_clean(path: Path) -> None:
     assert report.category is Category.CLEAN, report.lines()
     assert all(not f.drift for f in report.findings)
     assert report.lines()[-1] == f"  clean: matches the {report.harness} baseline"
+
+
+@pytest.mark.parametrize("path", FLAGGED_SAMPLES, ids=[fixture_id(p) for p in FLAGGED_SAMPLES])
+def test_the_drift_samples_are_flagged(path: Path) -> None:
+    report = scan(path)
+    assert report.category is Category.DRIFT, report.lines()
+    assert any(f.drift for f in report.findings)
+
+
+def test_samples_are_there() -> None:
+    # The Claude Code and Antigravity samples of agent-sessions (top-level tool_use records,
+    # BROWSER_NAVIGATE): drift the scan must see.
+    assert {p.parent.parent.name for p in FLAGGED_SAMPLES} == {"claude-code", "antigravity"}
+
+
+def test_builtin_tools_and_tool_result_shapes_are_no_drift(tmp_path: Path) -> None:
+    """A Claude Code built-in tool no fixture calls, and a tool's own result keys, scan clean:
+    a real home uses them every day (the baseline adds the documented tool list)."""
+    fixture = FIXTURES / "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
+    records = _records(fixture)
+    last = next(r for r in reversed(records) if r.get("type") == "assistant")
+    call = dict(last)
+    call["message"] = dict(
+        last["message"],
+        content=[{"type": "tool_use", "id": "toolu_x", "name": "ExitPlanMode", "input": {}}],
+    )
+    result = {
+        **next(r for r in records if r.get("type") == "user"),
+        "toolUseResult": {"plan": "…", "planWasEdited": False},
+    }
+    path = _write(tmp_path / "t.jsonl", [*records, call, result])
+    report = scan(path)
+    assert not _texts(report, "new_value"), report.lines()
+    assert not [t for t in _texts(report, "new_key") if "toolUseResult" in t], report.lines()
+    # An unknown tool name still is news.
+    call["message"]["content"][0]["name"] = "PlantedTool"
+    report = scan(_write(tmp_path / "u.jsonl", [*records, call]))
+    assert any("PlantedTool" in t for t in _texts(report)), report.lines()
 
 
 def test_cli_scans_every_fixture_clean(cli: Any) -> None:

@@ -87,6 +87,9 @@ class Baseline(msgspec.Struct, omit_defaults=True, kw_only=True):
     format: int = BASELINE_FORMAT
     generated_from_version: str = ""
     fixtures: list[FixtureInfo] | None = None
+    #: Real transcripts (not shipped) whose vocabulary fed the baseline too, by their
+    #: path in the corpus they came from (``scripts/build_drift_baselines.py --corpus``).
+    corpus: list[FixtureInfo] | None = None
     record_types: dict[str, RecordVocab]
 
 

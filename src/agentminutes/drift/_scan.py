@@ -274,6 +274,8 @@ def read_vocab(path: str, vocab: Vocab) -> tuple[list[int], bool]:
                 data = f.read()
             if vocab.add_document(data) or vocab.add_spread(data):
                 return [], True
+            if data.strip().removeprefix(b"\xef\xbb\xbf").strip() == b"[]":
+                return [], True  # an empty JSON array (a log with no entry): no records
         raise
     return nonblank, False
 

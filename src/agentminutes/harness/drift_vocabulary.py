@@ -169,6 +169,10 @@ class Vocabulary:
             database, a folder of documents): reads the ``(record type,
             record)`` pairs of the source at a path (the database, the folder,
             or a file inside it).
+        known: discriminator values the harness is known to write whether or
+            not a fixture shows them (its built-in tool names), by path; the
+            baseline builder adds them, so a real home's ordinary tools are no
+            drift.
     """
 
     harness: str
@@ -180,6 +184,7 @@ class Vocabulary:
     normalize: Callable[[str, str], str | None] | None = None
     document: Callable[[Raw], Iterator[tuple[str, Obj]]] | None = None
     source: Callable[[str], Iterator[tuple[str, Obj]]] | None = None
+    known: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def paths(self, table: PathTable, rtype: str) -> tuple[str, ...]:
         """The paths *table* configures for record type *rtype*."""

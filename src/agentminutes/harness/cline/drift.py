@@ -43,6 +43,33 @@ def _cline_source(path: str) -> Iterator[tuple[str, Obj]]:
         yield "task_metadata", rec
 
 
+#: The tools Cline defines itself (its system prompt's tool list): a task calling one
+#: no fixture calls is no drift. MCP tools go through use_mcp_tool.
+BUILTIN_TOOLS: Final = frozenset(
+    {
+        "access_mcp_resource",
+        "ask_followup_question",
+        "attempt_completion",
+        "browser_action",
+        "condense",
+        "execute_command",
+        "list_code_definition_names",
+        "list_files",
+        "load_mcp_documentation",
+        "new_rule",
+        "new_task",
+        "plan_mode_respond",
+        "read_file",
+        "replace_in_file",
+        "report_bug",
+        "search_files",
+        "summarize_task",
+        "use_mcp_tool",
+        "web_fetch",
+        "write_to_file",
+    }
+)
+
 VOCABULARY: Final = Vocabulary(
     harness="cline",
     discriminators={
@@ -52,5 +79,6 @@ VOCABULARY: Final = Vocabulary(
     },
     deep={"api/assistant": ("content[]", "metrics.tokens"), "api/user": ("content[]",)},
     normalize=prefixes({"content[].name": ("use_mcp_tool",)}),
+    known={"content[].name": BUILTIN_TOOLS},
     source=_cline_source,
 )

@@ -44,6 +44,34 @@ def _codex_type(record: Obj) -> str:
     return UNTYPED
 
 
+#: The tools Codex CLI defines itself (its tool specs in codex-rs), whatever the model
+#: family or the features on: a rollout calling one no fixture calls is no drift.
+BUILTIN_TOOLS: Final = frozenset(
+    {
+        "apply_patch",
+        "close_agent",
+        "container.exec",
+        "exec_command",
+        "grep_files",
+        "list_dir",
+        "list_mcp_resource_templates",
+        "list_mcp_resources",
+        "local_shell",
+        "read_file",
+        "read_mcp_resource",
+        "request_user_input",
+        "send_input",
+        "shell",
+        "shell_command",
+        "spawn_agent",
+        "update_plan",
+        "view_image",
+        "wait",
+        "web_search",
+        "write_stdin",
+    }
+)
+
 VOCABULARY: Final = Vocabulary(
     harness="codex",
     record_type=_codex_type,
@@ -63,4 +91,5 @@ VOCABULARY: Final = Vocabulary(
         "stream_output": ("data.item",),
     },
     normalize=prefixes({"payload.name": ("mcp__",), "name": ("mcp__",)}),
+    known={"payload.name": BUILTIN_TOOLS, "name": BUILTIN_TOOLS},
 )
