@@ -18,6 +18,7 @@ from typing import Final
 
 __all__ = (
     "format_local_ns",
+    "format_ms",
     "format_ns",
     "local_midnight_ns",
     "normalize",
@@ -151,6 +152,17 @@ def format_ns(ns: int) -> str:
     if frac:
         text += "." + f"{frac:09d}".rstrip("0")
     return text + "Z"
+
+
+def format_ms(ms: float | None) -> str:
+    """Epoch milliseconds (OpenCode's, Cline's and turns.db's times) as an RFC 3339 UTC time,
+    as :func:`format_ns` writes it; ``""`` for none, zero or less, or out of range."""
+    if ms is None or not ms > 0:
+        return ""
+    try:
+        return format_ns(int(ms) * 1_000_000)
+    except (OverflowError, OSError, ValueError):
+        return ""
 
 
 def format_local_ns(ns: int) -> str:

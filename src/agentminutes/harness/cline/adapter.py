@@ -90,6 +90,7 @@ from agentminutes.schema import (
     ToolResult,
     UserMessage,
 )
+from agentminutes.timestamps import format_ms
 
 if TYPE_CHECKING:
     from agentminutes.harness.base import Document
@@ -277,12 +278,6 @@ _METADATA_HEAD: Final = re.compile(
 )
 
 
-def _ms(ts: int | float | None) -> str:
-    from agentminutes.harness.opencode.adapter import ms_rfc3339
-
-    return ms_rfc3339(ts)
-
-
 class ClineAdapter(BaseDocumentAdapter):
     """Parses a Cline / Roo Code / Kilo Code task folder: one session."""
 
@@ -361,8 +356,8 @@ class ClineAdapter(BaseDocumentAdapter):
             ConversationInfo(
                 id=task,
                 title=title,
-                created=_ms(first) or _ms(_int(task)),
-                updated=_ms(last),
+                created=format_ms(first) or format_ms(_int(task)),
+                updated=format_ms(last),
                 messages=len(api) if api else sum(1 for _ in ui),
             )
         ]
@@ -515,7 +510,7 @@ class _Builder:
                 uis.append(_decode_ui(raw))
             except _DECODE_ERRORS:
                 uis.append(None)
-        first_ts = next((_ms(m.ts) for m in uis if m is not None and m.ts), "") or _ms(
+        first_ts = next((format_ms(m.ts) for m in uis if m is not None and m.ts), "") or format_ms(
             _int(self.task)
         )
         meta = Meta(harness=HARNESS, harness_version=version, session_id=self.task)
@@ -588,7 +583,7 @@ class _Builder:
                     found = requests[replies][1:]
                 replies += 1
                 if found is not None and found[0].ts:
-                    ts = _ms(found[0].ts)
+                    ts = format_ms(found[0].ts)
                 self._api_assistant(msg, raw, n, ts, found[1] if found else None)
             else:
                 role = msg.role or ""
@@ -765,7 +760,7 @@ class _Builder:
         kind = (m.say if m.type == "say" else m.ask) or ""
         return Event(
             kind=EventKind.SYSTEM,
-            timestamp=_ms(m.ts),
+            timestamp=format_ms(m.ts),
             provenance=self._prov(raw, n),
             system=SystemEvent(
                 subtype=f"ui/{kind}",
@@ -795,7 +790,7 @@ class _Builder:
                 )
                 continue
             kind = (m.say if m.type == "say" else m.ask) or ""
-            ts = _ms(m.ts)
+            ts = format_ms(m.ts)
             prov = self._prov(raw, n)
             text = m.text or ""
             mid = open_.message_id if open_ is not None else ""

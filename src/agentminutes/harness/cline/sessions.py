@@ -47,6 +47,7 @@ from agentminutes.schema import (
     ToolResult,
     UserMessage,
 )
+from agentminutes.timestamps import format_ms
 
 #: A 3.x session document's first keys (``version``, ``updated_at``, then the agent).
 HEAD: Final = re.compile(
@@ -130,12 +131,6 @@ _decode_entries = msgspec.json.Decoder(list[_Entry] | str).decode
 _ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
 
-def _ms(ts: int | float | None) -> str:
-    from agentminutes.harness.opencode import ms_rfc3339
-
-    return ms_rfc3339(ts)
-
-
 def session_of(payload: bytes, adapter: BaseDocumentAdapter) -> _Session:
     """The session document, or the loud error naming what is wrong with it."""
     try:
@@ -162,8 +157,8 @@ def conversation(payload: bytes, adapter: BaseDocumentAdapter, name: str) -> Con
     return ConversationInfo(
         id=doc.session_id or name,
         title=title,
-        created=_ms(first),
-        updated=_ms(last) or doc.updated_at,
+        created=format_ms(first),
+        updated=format_ms(last) or doc.updated_at,
         messages=len(messages),
     )
 
@@ -227,7 +222,7 @@ def events(
     first_ts = ""
     for raw in messages[:1]:
         try:
-            first_ts = _ms(_decode_message(raw).ts)
+            first_ts = format_ms(_decode_message(raw).ts)
         except _ERRORS:
             first_ts = ""
     out.append(
@@ -251,7 +246,7 @@ def events(
             m = _decode_message(raw)
         except _ERRORS as exc:
             raise adapter.error(f"message {n}: {exc}", n) from None
-        ts = _ms(m.ts)
+        ts = format_ms(m.ts)
         prov = adapter.record_prov(raw, n)
         blocks: list[_Block] = []
         if isinstance(m.content, str):

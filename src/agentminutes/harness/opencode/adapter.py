@@ -67,7 +67,6 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
@@ -96,6 +95,7 @@ from agentminutes.schema import (
     ToolResult,
     UserMessage,
 )
+from agentminutes.timestamps import format_ms
 
 if TYPE_CHECKING:
     from agentminutes.harness.base import Document
@@ -193,11 +193,11 @@ class SessionRow:
 
     def started(self) -> str:
         """When the session was created (RFC 3339)."""
-        return ms_rfc3339(self.created_ms)
+        return format_ms(self.created_ms)
 
     def updated(self) -> str:
         """When the session was last updated (RFC 3339)."""
-        return ms_rfc3339(self.updated_ms)
+        return format_ms(self.updated_ms)
 
 
 @dataclass(slots=True)
@@ -320,17 +320,8 @@ _decode_time = msgspec.json.Decoder(_Time).decode
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
 
-def ms_rfc3339(ms: int | float | None) -> str:
-    """Epoch milliseconds as an RFC 3339 UTC time ("" for none)."""
-    if ms is None or ms <= 0:
-        return ""
-    ms = int(ms)
-    try:
-        text = datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    except (OverflowError, OSError, ValueError):
-        return ""
-    # As RFC3339Nano writes it (the reference's form): trailing zeros of the fraction trimmed.
-    return f"{text}.{ms % 1000:03d}".rstrip("0").rstrip(".") + "Z"
+#: Epoch milliseconds as RFC 3339 (the name Cline and older callers import).
+ms_rfc3339 = format_ms
 
 
 # -- the two storages --------------------------------------------------------------------
@@ -647,8 +638,8 @@ class OpenCodeAdapter(BaseDocumentAdapter):
                 ConversationInfo(
                     id=s.id,
                     title=" ".join(s.title.split())[:80],
-                    created=ms_rfc3339(s.created_ms),
-                    updated=ms_rfc3339(s.updated_ms),
+                    created=format_ms(s.created_ms),
+                    updated=format_ms(s.updated_ms),
                     messages=counts.get(s.id, 0),
                 )
                 for s in store.sessions()
@@ -696,8 +687,8 @@ def build_session(
         conversation=ConversationInfo(
             id=row.id,
             title=" ".join(row.title.split())[:80],
-            created=ms_rfc3339(row.created_ms),
-            updated=ms_rfc3339(row.updated_ms),
+            created=format_ms(row.created_ms),
+            updated=format_ms(row.updated_ms),
             messages=len(messages),
         ),
         events=events,
@@ -730,7 +721,7 @@ class _Builder:
         )
         head = Event(
             kind=EventKind.SESSION_META,
-            timestamp=ms_rfc3339(row.created_ms),
+            timestamp=format_ms(row.created_ms),
             id=row.id,
             provenance=self.adapter.record_prov(Raw(raw), 1) if messages else None,
             session_meta=meta,
@@ -769,7 +760,7 @@ class _Builder:
                 self.cwd = _decode_str(msgspec.json.decode(m.path, type=dict[str, Raw])["cwd"])
             except (*_DECODE_ERRORS, KeyError, TypeError):
                 pass
-        ts = ms_rfc3339((m.time.created if m.time else None) or msg.message.created_ms)
+        ts = format_ms((m.time.created if m.time else None) or msg.message.created_ms)
         parts: list[tuple[int, Row, _Part]] = []
         for prow in msg.parts:
             self.n += 1
@@ -793,7 +784,7 @@ class _Builder:
 
     def _part_ts(self, part: _Part, row: Row, fallback: str) -> str:
         t = part.time
-        return ms_rfc3339((t.start if t else None) or row.created_ms) or fallback
+        return format_ms((t.start if t else None) or row.created_ms) or fallback
 
     def _user(
         self, mid: str, first: int, raw: bytes, ts: str, parts: list[tuple[int, Row, _Part]]
@@ -875,7 +866,7 @@ class _Builder:
                 blocks.append(_file_block(part, prow.data))
             elif ptype not in _SKIPPED_PARTS:  # bookkeeping parts fold into the message
                 self._system_part(part, prow, n, ts)
-        completed = ms_rfc3339(m.time.completed if m.time else None)
+        completed = format_ms(m.time.completed if m.time else None)
         self.events.append(
             Event(
                 kind=EventKind.ASSISTANT_MESSAGE,
@@ -918,7 +909,7 @@ class _Builder:
             times = _decode_time(state.time) if state.time else _Time()
         except _DECODE_ERRORS:
             times = _Time()
-        started = ms_rfc3339(times.start) or ts
+        started = format_ms(times.start) or ts
         self.events.append(
             Event(
                 kind=EventKind.TOOL_CALL,
@@ -948,7 +939,7 @@ class _Builder:
                 content.append(ContentBlock(kind="other", raw=value))
         pairs = (("title", state.title), ("metadata", state.metadata), ("time", state.time))
         sidecar = {key: raw for key, raw in pairs if raw}
-        ended = ms_rfc3339(times.end) or started
+        ended = format_ms(times.end) or started
         self.events.append(
             Event(
                 kind=EventKind.TOOL_RESULT,

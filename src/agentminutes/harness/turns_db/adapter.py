@@ -43,7 +43,6 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
@@ -74,6 +73,7 @@ from agentminutes.schema import (
     ToolResult,
     UserMessage,
 )
+from agentminutes.timestamps import format_ms
 
 if TYPE_CHECKING:
     from agentminutes.harness.base import Document
@@ -130,15 +130,7 @@ def _ms(value: object) -> int | None:
 
 
 def _ms_rfc3339(value: object) -> str:
-    ms = _ms(value)
-    if ms is None or ms <= 0:
-        return ""
-    try:
-        text = datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    except (OverflowError, OSError, ValueError):
-        return ""
-    frac = ms % 1000
-    return f"{text}.{frac:03d}".rstrip("0").rstrip(".") + "Z"
+    return format_ms(_ms(value))
 
 
 def _meta_value(meta: dict[str, Raw], key: str) -> str:
