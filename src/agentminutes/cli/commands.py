@@ -20,7 +20,7 @@ from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.pipeline.documents import Feed, feeds
 from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
-from agentminutes.stages.redact import chosen, redaction
+from agentminutes.stages.redact import chosen, redaction, redaction_choice
 
 if TYPE_CHECKING:
     from agentminutes.formats.losses import LossReport
@@ -300,16 +300,17 @@ def run_convert(
         raise UsageError("--otel-content is for --format otlp-json")
     paths = transcript_list(transcripts, paths_from)
     options = _options(harness_version, permissive, keep_raw, text_form)
-    choice = chosen(redact, no_redact)
+    choice = redaction_choice(
+        redact,
+        no_redact,
+        patterns=redact_pattern or (),
+        config=redact_config,
+        default=otel_content,
+        where="into the spans' content",
+    )
     redactor = redaction(
         choice, default=otel_content, patterns=redact_pattern or (), config=redact_config
     )
-    if choice is False and otel_content:
-        print(
-            "agentminutes: warning: --no-redact: secrets in the transcripts go into the spans' "
-            "content as they are",
-            file=sys.stderr,
-        )
     stages = build_stages(
         promote=promote or (), max_payload_bytes=max_payload_bytes, redaction=redactor
     )

@@ -1066,21 +1066,20 @@ def export_command(
     Secrets are redacted unless *no_redact* (a warning says so). ``--format atif`` also
     says, before the summary, what the ATIF lens could not carry in the sessions it wrote.
     """
-    from agentminutes.stages.redact import chosen
+    from agentminutes.stages.redact import redaction_choice
 
     if fmt != "atif":
         from agentminutes.export._preload import arrow_without_pandas
 
         arrow_without_pandas()  # this process is ours: no pandas (see the module)
-    if chosen(redact, no_redact) is False:
-        if redact_pattern or redact_config:
-            raise UsageError("--redact-pattern and --redact-config redact; drop --no-redact")
-        print(
-            "agentminutes: warning: --no-redact: secrets in the transcripts go into the "
-            "dataset as they are",
-            file=sys.stderr,
-            flush=True,
-        )
+    redaction_choice(
+        redact,
+        no_redact,
+        patterns=redact_pattern or (),
+        config=redact_config,
+        default=True,
+        where="into the dataset",
+    )
 
     def report(line: str) -> None:
         # sys.stderr looked up now: under the progress bar it is the bar's, which

@@ -418,7 +418,7 @@ def follow_main(
     from agentminutes.harness import adapter_class
     from agentminutes.live.follower import make_follower, resolve_targets
     from agentminutes.stages import build_stages
-    from agentminutes.stages.redact import chosen, redaction
+    from agentminutes.stages.redact import redaction, redaction_choice
 
     if fmt not in offered("follow"):
         raise UsageError("follow writes jsonl: one event per line as it arrives")
@@ -433,16 +433,17 @@ def follow_main(
     elif otel_content:
         raise UsageError("--otel-content is for --to otlp+http://HOST:PORT")
     leaves = kind not in ("stdout", "file")
-    choice = chosen(redact, no_redact)
+    choice = redaction_choice(
+        redact,
+        no_redact,
+        patterns=redact_pattern or (),
+        config=redact_config,
+        default=leaves,
+        where=f"to {to}",
+    )
     redactor = redaction(
         choice, default=leaves, patterns=redact_pattern or (), config=redact_config
     )
-    if choice is False and leaves:
-        print(
-            f"agentminutes: warning: --no-redact: secrets in the transcripts go to {to} as they are",
-            file=sys.stderr,
-            flush=True,
-        )
     stages = build_stages(
         promote=promote or (), max_payload_bytes=max_payload_bytes, redaction=redactor
     )

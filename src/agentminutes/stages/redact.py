@@ -48,7 +48,16 @@ if TYPE_CHECKING:
 # stdout, convert by default -- does not pay for them at start-up. So are hmac and
 # secrets (which loads random), for the same commands.
 
-__all__ = ("KEY_ENV", "Redaction", "Redactor", "chosen", "redact", "redaction", "summary")
+__all__ = (
+    "KEY_ENV",
+    "Redaction",
+    "Redactor",
+    "chosen",
+    "redact",
+    "redaction",
+    "redaction_choice",
+    "summary",
+)
 
 #: The environment variable that keys the markers for every run (else each run draws a key).
 KEY_ENV: Final = "AGENTMINUTES_REDACT_KEY"
@@ -413,6 +422,38 @@ def chosen(redact: bool, no_redact: bool) -> bool | None:
     if redact and no_redact:
         raise UsageError("--redact and --no-redact contradict each other; give one")
     return True if redact else False if no_redact else None
+
+
+def redaction_choice(
+    redact: bool,
+    no_redact: bool,
+    *,
+    patterns: Sequence[str] = (),
+    config: str | None = None,
+    default: bool = False,
+    where: str = "",
+) -> bool | None:
+    """A command's ``--redact``/``--no-redact`` as :func:`chosen` gives it, checked against its
+    patterns and config; where the command redacts by default (*default*: its output leaves
+    the machine), ``--no-redact`` is warned about on stderr: secrets go *where* as they are.
+
+    Raises:
+        UsageError: both flags, or ``--no-redact`` with patterns or a config.
+    """
+    choice = chosen(redact, no_redact)
+    if choice is False:
+        if patterns or config:
+            raise UsageError("--redact-pattern and --redact-config redact; drop --no-redact")
+        if default:
+            import sys
+
+            print(
+                f"agentminutes: warning: --no-redact: secrets in the transcripts go {where} "
+                "as they are",
+                file=sys.stderr,
+                flush=True,
+            )
+    return choice
 
 
 def redaction(
