@@ -25,7 +25,7 @@ import msgspec
 import pytest
 
 import agentminutes
-from agentminutes.discovery.sessions import Scan, _Progress
+from agentminutes.discovery.sessions import Scan, ScanProgress
 from agentminutes.errors import ParseError, ScanError, SourceError, UsageError
 from conftest import FIXTURES, canon
 from session_home import GOLDEN, build_home
@@ -465,13 +465,12 @@ def test_progress_line_only_on_a_terminal_after_a_second() -> None:
             return True
 
     quiet = io.StringIO()
-    progress = _Progress(quiet)
-    progress.start -= 5
+    progress = ScanProgress(quiet)
     progress._next -= 5
     progress.file("x")
     assert quiet.getvalue() == ""
     tty = Tty()
-    fresh = _Progress(tty)
+    fresh = ScanProgress(tty)
     fresh.file("x")
     assert tty.getvalue() == ""  # under a second: nothing
     fresh._next -= 2

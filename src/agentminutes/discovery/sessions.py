@@ -51,6 +51,7 @@ from agentminutes.errors import (
 __all__ = (
     "SKIP_ROOT_MISSING",
     "Scan",
+    "ScanProgress",
     "SessionRef",
     "harness_roots",
     "locate",
@@ -473,29 +474,33 @@ async def locate(
 # -- the command ---------------------------------------------------------------------------------
 
 
-class _Progress:
-    """A ``scanning…`` line on stderr once a scan has run for a second (terminals only)."""
+class ScanProgress:
+    """A progress line on a terminal's stderr once a scan has run for a second (``sessions``,
+    ``usage``): *line* with ``{files}``, the transcripts read so far."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], line: str = "scanning… {files} transcripts read") -> None:
         self.stream = stream
+        self.line = line
         self.tty = stream.isatty()
-        self.start = time.monotonic()
         self.files = 0
         self.shown = False
-        self._next = self.start + 1.0
+        self._next = time.monotonic() + 1.0
 
     def file(self, path: str) -> None:
+        """Count one transcript read (*path*); redraw the line at most ten times a second."""
         self.files += 1
         if not self.tty:
             return
         now = time.monotonic()
         if now >= self._next:
             self._next = now + 0.1
-            self.stream.write(f"\ragentminutes: scanning… {self.files} transcripts read\x1b[K")
+            text = self.line.format(files=self.files)
+            self.stream.write(f"\ragentminutes: {text}\x1b[K")
             self.stream.flush()
             self.shown = True
 
     def clear(self) -> None:
+        """Take the line away (before the output or a message is written)."""
         if self.shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
@@ -515,7 +520,7 @@ def sessions_command(
 ) -> int:
     """``agentminutes sessions``: list, filter, print; the summary on stderr. Returns the status."""
     err = sys.stderr
-    progress = _Progress(err)
+    progress = ScanProgress(err)
 
     def report(exc: ScanError) -> None:
         progress.clear()

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-import time
-from typing import IO
 
+from agentminutes.discovery.sessions import ScanProgress
 from agentminutes.errors import UsageError
 from agentminutes.usage.cache import SummaryCache
 from agentminutes.usage.prices import PriceFile, Pricer, catalog_available
@@ -21,34 +20,6 @@ from agentminutes.usage.report import (
 __all__ = ("FORMATS", "run_usage", "usage_command")
 
 FORMATS = ("table", "json", "csv")
-
-
-class _Progress:
-    """``scanning… N transcripts`` on a terminal's stderr once a scan has run for a second."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self.files = 0
-        self.shown = False
-        self._next = time.monotonic() + 1.0
-
-    def file(self, path: str) -> None:
-        self.files += 1
-        if not self.tty:
-            return
-        now = time.monotonic()
-        if now >= self._next:
-            self._next = now + 0.1
-            self.stream.write(f"\ragentminutes: reading… {self.files} transcripts\x1b[K")
-            self.stream.flush()
-            self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.shown = False
 
 
 def summary_line(found: Collection, report: UsageReport) -> str:
@@ -120,7 +91,7 @@ def usage_command(
             file=err,
         )
     cache = SummaryCache(cache_dir or None, enabled=use_cache)
-    progress = _Progress(err)
+    progress = ScanProgress(err, "reading… {files} transcripts")
 
     def report_error(text: str) -> None:
         progress.clear()
