@@ -88,7 +88,7 @@ def main() -> int:
     from agentminutes.formats.atif import trajectory
     from agentminutes.formats.otlp_json import encode_otlp_json, project
     from agentminutes.harness import ADAPTERS, DOCUMENT_ADAPTERS
-    from agentminutes.schema.summary import PROMPT_RULES, with_prompt_total
+    from agentminutes.schema.stats import PROMPT_RULES, with_prompt_total
     from agentminutes.schema.usage import requests
 
     failed = 0

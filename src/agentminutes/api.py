@@ -35,7 +35,7 @@ from agentminutes.harness import ConversationInfo, ParseOptions
 from agentminutes.live.config import Mark
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.pipeline.conversion import source_name
-from agentminutes.pipeline.documents import DocumentConversion, Feed, feeds, route
+from agentminutes.pipeline.document_sources import DocumentConversion, Feed, feeds, route
 from agentminutes.pipeline.sync import staged, sync_feeds
 from agentminutes.schema import Event, Session
 from agentminutes.schema.session import SessionBuilder

@@ -124,7 +124,7 @@ def test_a_zip_or_database_is_still_detected_by_what_it_holds() -> None:
     code, modules, out = imported_by("detect", str(db))
     assert code == 0
     assert out.startswith(b"turns-db\t")
-    assert "agentminutes.pipeline.documents" in modules
+    assert "agentminutes.pipeline.document_sources" in modules
 
 
 #: Runs the CLI's entry point and reports the modules loaded when the first event was
@@ -184,7 +184,7 @@ def test_follow_writes_its_first_event_before_loading_the_event_loop(tmp_path: P
     loaded = {m for m in at_first if m.split(".")[0] in LATER}
     assert not loaded, loaded
     for module in (
-        "agentminutes.pipeline.documents",  # the file is told a line transcript by its head
+        "agentminutes.pipeline.document_sources",  # the file is told a line transcript by its head
         "agentminutes.sinks.sockets",
         "agentminutes.harness.qwen_code.adapter",
         "agentminutes.stages.detectors",
@@ -204,7 +204,7 @@ def test_sessions_starts_without_the_conversion_commands(tmp_path: Path) -> None
     assert out.strip() == str(project / CC.name).encode()
     for module in (
         "agentminutes.cli.commands",
-        "agentminutes.pipeline.documents",
+        "agentminutes.pipeline.document_sources",
         "agentminutes.stages",
         "agentminutes.harness.qwen_code.adapter",
     ):

@@ -19,7 +19,7 @@ from agentminutes import iter_sessions, load
 from agentminutes.formats.atif import SCHEMA_VERSION, trajectory
 from agentminutes.harness import ADAPTERS, DOCUMENT_ADAPTERS
 from agentminutes.schema import Origin, Session
-from agentminutes.schema.summary import PROMPT_RULES, with_prompt_total
+from agentminutes.schema.stats import PROMPT_RULES, with_prompt_total
 from conftest import FIXTURES, fixture_id, transcripts
 
 ALL = [p for cls in (*ADAPTERS, *DOCUMENT_ADAPTERS) for p in transcripts(cls.name)]

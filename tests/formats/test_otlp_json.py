@@ -23,7 +23,7 @@ from agentminutes import iter_sessions, load
 from agentminutes.formats.otlp_json import Span, SpanProjector, encode_otlp_json, project
 from agentminutes.harness import ADAPTERS, DOCUMENT_ADAPTERS
 from agentminutes.schema import Session
-from agentminutes.schema.summary import PROMPT_RULES, with_prompt_total
+from agentminutes.schema.stats import PROMPT_RULES, with_prompt_total
 from agentminutes.schema.usage import requests
 from conftest import FIXTURES, fixture_id, transcripts
 from copilot_requests import SOURCE as COPILOT_SOURCE

@@ -14,7 +14,7 @@ from agentminutes.cli.spec import COMMANDS
 from agentminutes.formats import FORMATS, Options, format_named, offered
 from agentminutes.formats.write import write_feed
 from agentminutes.harness import ParseOptions
-from agentminutes.pipeline.documents import feeds
+from agentminutes.pipeline.document_sources import feeds
 from conftest import FIXTURES, run_cli
 
 CC = FIXTURES / "claude-code" / "cabgov" / "d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
@@ -112,6 +112,9 @@ def test_to_dir_is_alike_for_every_format(name: str, tmp_path: Path) -> None:
         ("agentminutes.export.losses", "agentminutes.formats.losses", "loss_summary"),
         ("agentminutes.sinks.documents", "agentminutes.formats.json", "SessionJsonSink"),
         ("agentminutes.sinks.documents", "agentminutes.formats.stats", "StatsSink"),
+        ("agentminutes.pipeline.documents", "agentminutes.pipeline.document_sources", "feeds"),
+        ("agentminutes.export.runner", "agentminutes.export.command", "export_dataset"),
+        ("agentminutes.schema.summary", "agentminutes.schema.stats", "StatsBuilder"),
     ],
 )
 def test_a_moved_name_still_imports_with_a_warning(old: str, new: str, name: str) -> None:

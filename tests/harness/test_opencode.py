@@ -19,7 +19,7 @@ import msgspec
 import pytest
 
 import agentminutes
-from agentminutes.pipeline import documents
+from agentminutes.pipeline import document_sources
 from agentminutes.pipeline.detect import detect
 from conftest import FIXTURES
 from follow_helpers import FollowProc, wait_for
@@ -200,7 +200,7 @@ def test_conversation_must_be_chosen_in_a_database_of_several() -> None:
 
 
 def test_credential_tables_are_never_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    opened = documents.connect_readonly
+    opened = document_sources.connect_readonly
 
     def guarded(path: str) -> sqlite3.Connection:
         conn = opened(path)
@@ -213,7 +213,7 @@ def test_credential_tables_are_never_read(monkeypatch: pytest.MonkeyPatch) -> No
         conn.set_authorizer(authorize)
         return conn
 
-    monkeypatch.setattr(documents, "connect_readonly", guarded)
+    monkeypatch.setattr(document_sources, "connect_readonly", guarded)
     sessions = _sessions(CONSTRUCTED, keep_raw=True)
     assert len(sessions) == 2
     assert agentminutes.conversations(CONSTRUCTED)
@@ -354,7 +354,7 @@ class _CommitsBetweenStatements:
     def open(self) -> _CommitsBetweenStatements:
         """A new read-only connection, as each poll opens one."""
         assert self.conn is None
-        self.conn = documents.connect_readonly(str(self.path))
+        self.conn = document_sources.connect_readonly(str(self.path))
         return self
 
     def close(self) -> None:
@@ -404,7 +404,7 @@ def test_a_poll_after_every_commit_writes_what_convert_writes(tmp_path: Path, so
     writer = replay(str(source), str(db))
     next(writer)
     tail = DatabaseTail(
-        OpenCodeAdapter(ParseOptions()), lambda: documents.connect_readonly(str(db)), str(db)
+        OpenCodeAdapter(ParseOptions()), lambda: document_sources.connect_readonly(str(db)), str(db)
     )
     got: dict[str, list[Any]] = {}
     for _ in writer:

@@ -16,7 +16,7 @@ import pytest
 import agentminutes
 from agentminutes import timestamps
 from agentminutes.schema import TokenUsage
-from agentminutes.schema.summary import PROMPT_RULES
+from agentminutes.schema.stats import PROMPT_RULES
 from agentminutes.schema.usage import (
     USAGE_RULES,
     RequestFolder,

@@ -221,7 +221,7 @@ print(seen[0], seen[-1])
 
 
 def test_the_export_stage_chain_redacts_with_the_prefilter_overlapped() -> None:
-    from agentminutes.export.runner import ExportOptions
+    from agentminutes.export.command import ExportOptions
 
     (stage,) = [s for s in ExportOptions().stages() if isinstance(s, Redaction)]
     assert stage.overlap

@@ -17,7 +17,7 @@ from agentminutes.errors import UsageError
 from agentminutes.formats import FORMATS, Format, Options, format_named, offered
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
-from agentminutes.pipeline.documents import Feed, feeds
+from agentminutes.pipeline.document_sources import Feed, feeds
 from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
 from agentminutes.stages.redact import chosen, redaction, redaction_choice

@@ -852,7 +852,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
         ("export",),
         "Export transcripts to a Hive-partitioned Parquet dataset DuckDB reads with no code, "
         "or to ATIF trajectories (--format atif).",
-        run="agentminutes.export.runner:export_command",
+        run="agentminutes.export.command:export_command",
         arguments=(
             Argument(
                 "targets",

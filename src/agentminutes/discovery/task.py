@@ -39,7 +39,7 @@ from agentminutes.schema import (
     TaskTranscript,
     TokenUsage,
 )
-from agentminutes.schema.summary import StatsBuilder, with_prompt_total
+from agentminutes.schema.stats import StatsBuilder, with_prompt_total
 
 if TYPE_CHECKING:
     from agentminutes.harness import ParseOptions

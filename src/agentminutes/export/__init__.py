@@ -4,7 +4,7 @@ The Parquet dataset, one module per concern:
   :mod:`~agentminutes.export.schemas` (the versioned Arrow schemas),
   :mod:`~agentminutes.export.tables` (one transcript's rows: :func:`to_arrow`),
   :mod:`~agentminutes.export.dataset` (part files) and
-  :mod:`~agentminutes.export.runner` (targets, planning, worker processes:
+  :mod:`~agentminutes.export.command` (targets, planning, worker processes:
   :func:`export_dataset`), with what it shares with ``export --format atif``
   (:mod:`~agentminutes.export.trajectories`, no pyarrow):
   :mod:`~agentminutes.export.transcripts` (a transcript's sessions as events) and
@@ -48,12 +48,12 @@ _LAZY = {
     "TOOL_CALLS": "schemas",
     "iter_batches": "tables",
     "to_arrow": "tables",
-    "ExportResult": "runner",
-    "export_dataset": "runner",
+    "ExportResult": "command",
+    "export_dataset": "command",
 }
 
 if TYPE_CHECKING:
-    from agentminutes.export.runner import ExportResult, export_dataset
+    from agentminutes.export.command import ExportResult, export_dataset
     from agentminutes.export.schemas import (
         EVENTS,
         FAILURES,
@@ -71,5 +71,5 @@ __getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:
-    modules = ("dataset", "manifest", "runner", "schemas", "tables", "trajectories", "transcripts")
+    modules = ("command", "dataset", "manifest", "schemas", "tables", "trajectories", "transcripts")
     return sorted([*__all__, *modules])

@@ -40,7 +40,7 @@ from agentminutes.export.transcripts import (
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Stage
 from agentminutes.schema import ContentBlock, Event, EventKind, Meta, TokenUsage
-from agentminutes.schema.summary import StatsBuilder
+from agentminutes.schema.stats import StatsBuilder
 from agentminutes.schema.usage import OtelUsage, Request, RequestFolder
 
 if TYPE_CHECKING:

@@ -171,7 +171,7 @@ class TranscriptEvents:
         :attr:`harness` is the detected harness once the first batch is out.
         """
         from agentminutes.pipeline.conversion import Conversion, open_sync_chunks, source_name
-        from agentminutes.pipeline.documents import DocumentConversion, route
+        from agentminutes.pipeline.document_sources import DocumentConversion, route
         from agentminutes.pipeline.sync import staged
 
         self._stat()

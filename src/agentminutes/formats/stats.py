@@ -12,7 +12,7 @@ from typing import IO, TYPE_CHECKING
 import msgspec
 
 from agentminutes.schema import Event
-from agentminutes.schema.summary import StatsBuilder
+from agentminutes.schema.stats import StatsBuilder
 
 if TYPE_CHECKING:
     from agentminutes.formats import Options

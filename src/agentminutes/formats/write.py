@@ -4,7 +4,7 @@ A format's module defines ``writer(options)``, a :class:`Writer` for one session
 events in (``add``, bytes to write now), the rest out at the end (``finish``, given
 the skipped records' counts), and a loss report (``loss``, after ``finish``; ``None``
 where the format carries everything). :func:`write_feed` drives one over a
-:class:`~agentminutes.pipeline.documents.Feed` into a binary stream.
+:class:`~agentminutes.pipeline.document_sources.Feed` into a binary stream.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import IO, NamedTuple, Protocol
 
 from agentminutes.formats import DEFAULT, Format, Options
 from agentminutes.formats.losses import LossReport
-from agentminutes.pipeline.documents import Feed
+from agentminutes.pipeline.document_sources import Feed
 from agentminutes.schema import Event
 
 __all__ = ("Writer", "Written", "write_feed")

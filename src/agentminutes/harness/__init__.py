@@ -167,7 +167,7 @@ def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confiden
     ``teleported-from`` record carries no session id), or with a line that is
     no record at all, which parsing then reports. A ZIP archive is graded by
     the head of its conversations member, not its own (see
-    :func:`agentminutes.pipeline.documents.route`).
+    :func:`agentminutes.pipeline.document_sources.route`).
 
     Raises:
         DetectError: no adapter recognizes the head; the message lists those tried.

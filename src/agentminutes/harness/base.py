@@ -241,7 +241,7 @@ class DocumentSession:
 class Document(Protocol):
     """What a document adapter reads: an opened export file, ZIP member or database.
 
-    The pipeline opens it (:class:`agentminutes.pipeline.documents.OpenedDocument`);
+    The pipeline opens it (:class:`agentminutes.pipeline.document_sources.OpenedDocument`);
     adapters only read through this interface, so the harness layer never
     reaches up into the pipeline.
     """

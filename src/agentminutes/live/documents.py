@@ -212,7 +212,7 @@ class DocumentFollower:
 def _line_transcript(path: str, harness: str) -> bool:
     """Whether *path* is a regular file that is surely no document source.
 
-    Told from its first bytes as :func:`~agentminutes.pipeline.documents.route`
+    Told from its first bytes as :func:`~agentminutes.pipeline.document_sources.route`
     tells it (no container, no document format detected), without loading
     the document pipeline: a follower of one transcript writes its first
     events sooner. ``False`` sends *path* on to ``route``, which decides.
@@ -267,7 +267,7 @@ def document_follower(
     if not os.path.exists(path) or _line_transcript(path, harness):
         return None
     from agentminutes.errors import AgentminutesError
-    from agentminutes.pipeline.documents import route
+    from agentminutes.pipeline.document_sources import route
 
     try:
         found = route(path, harness)

@@ -486,7 +486,7 @@ def open_chunks(
 
     *head* is the first bytes of stdin (or of the FIFO or device open as
     *stream*) where routing already read them (see
-    :func:`agentminutes.pipeline.documents.route`); they are yielded first.
+    :func:`agentminutes.pipeline.document_sources.route`); they are yielded first.
     """
     chunks = aiter_chunks(source, stream=stream)
     if not head:

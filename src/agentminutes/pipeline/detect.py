@@ -25,7 +25,7 @@ def detect(source: str | os.PathLike[str]) -> tuple[str, str]:
     """
     path = os.fspath(source)
     if os.path.isdir(path):  # a folder source (a Cline task, an OpenCode storage tree)
-        from agentminutes.pipeline.documents import route
+        from agentminutes.pipeline.document_sources import route
 
         found = route(path)
         assert found.adapter is not None
@@ -39,12 +39,12 @@ def detect(source: str | os.PathLike[str]) -> tuple[str, str]:
 
 def detect_source(source: str, head: bytes) -> tuple[str, Confidence]:
     """Grade *head*; a ZIP or database is graded by what it holds (its adapters' grades,
-    :func:`~agentminutes.pipeline.documents.pick`)."""
+    :func:`~agentminutes.pipeline.document_sources.pick`)."""
     kind = container_of(head)
     if kind is None:
         cls, confidence = detect_head(head)
         return cls.name, confidence
-    from agentminutes.pipeline.documents import OpenedDocument, pick
+    from agentminutes.pipeline.document_sources import OpenedDocument, pick
 
     name = source_name(source)
     if source == "-":

@@ -14,7 +14,7 @@ from agentminutes.errors import UsageError
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks, source_name
-from agentminutes.pipeline.documents import feeds, route, single_session
+from agentminutes.pipeline.document_sources import feeds, route, single_session
 
 __all__ = ("drive", "from_sync", "staged", "sync_feeds")
 
@@ -58,7 +58,7 @@ def sync_feeds(
     *,
     limit: int | None = None,
 ) -> Iterator[tuple[Iterator[Batch], Callable[[], dict[str, int]]]]:
-    """Like :func:`~agentminutes.pipeline.documents.feeds`, with synchronous batches, for paths.
+    """Like :func:`~agentminutes.pipeline.document_sources.feeds`, with synchronous batches, for paths.
 
     *limit*: a line transcript is read up to that byte offset only (the complete
     lines a live follow takes over after, ``usage --follow``); a whole document

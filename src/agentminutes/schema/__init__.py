@@ -1,7 +1,7 @@
 """The normalized schema: msgspec Structs whose JSON is the output contract.
 
 - :mod:`~agentminutes.schema.events` — the event Structs, kinds and the stats Structs.
-- :mod:`~agentminutes.schema.summary` — folding events into totals, the report and stats.
+- :mod:`~agentminutes.schema.stats` — folding events into totals, the report and stats.
 - :mod:`~agentminutes.schema.session` — the whole-session Struct and its builder.
 
 This is the bottom layer: it imports nothing of agentminutes but the time helpers.

@@ -14,7 +14,7 @@ from agentminutes.schema.events import (
     ToolInteraction,
     _Struct,
 )
-from agentminutes.schema.summary import (
+from agentminutes.schema.stats import (
     ReportBuilder,
     StatsBuilder,
     TotalsBuilder,

@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 import msgspec
 
 from agentminutes.schema import Origin, Stats, TaskTranscript
-from agentminutes.schema.summary import StatsBuilder
+from agentminutes.schema.stats import StatsBuilder
 
 if TYPE_CHECKING:
     from agentminutes.discovery.layouts import SessionRef

@@ -5,7 +5,7 @@ the same sessions, filters and summary. Only the rows to be shown are read
 (``--limit``, after sorting on what the scan knows: start, last activity,
 size), each once, into what a person picks a session by: when it started,
 its harness, project, title (the first prompt), model, messages, tool calls,
-tokens and cost (:class:`~agentminutes.schema.summary.StatsBuilder` and the
+tokens and cost (:class:`~agentminutes.schema.stats.StatsBuilder` and the
 usage report's pricing, as ``stats --usage`` computes them). Sorting by tokens,
 cost or tool calls reads every session found first.
 """
@@ -67,7 +67,7 @@ def _title(text: str) -> str:
 def read_row(ref: SessionRef, pricer: Pricer | None) -> SessionRow:
     """Read *ref*'s transcript into its row (an unreadable one keeps its error)."""
     from agentminutes.api import iter_events
-    from agentminutes.schema.summary import StatsBuilder
+    from agentminutes.schema.stats import StatsBuilder
     from agentminutes.usage.stats import UsageFold
     from agentminutes.view.model import block_text
 

@@ -13,7 +13,7 @@ before their first event, those in transcripts of their own (found as
 names their id; any left over are listed after the session.
 
 Events are only read: every figure of :class:`SessionView` comes from the same
-event stream and :class:`~agentminutes.schema.summary.StatsBuilder` as ``stats``.
+event stream and :class:`~agentminutes.schema.stats.StatsBuilder` as ``stats``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentminutes import timestamps
 from agentminutes.schema import Event, EventKind, Meta, Origin, Stats, TokenUsage
-from agentminutes.schema.summary import StatsBuilder
+from agentminutes.schema.stats import StatsBuilder
 from agentminutes.schema.usage import Request, RequestFolder
 
 if TYPE_CHECKING:

@@ -80,7 +80,7 @@ class ClineLocator(Locator):
         if ctx.on_file is not None:
             ctx.on_file(folder)
         from agentminutes.harness.cline import ClineAdapter
-        from agentminutes.pipeline.documents import OpenedDocument
+        from agentminutes.pipeline.document_sources import OpenedDocument
 
         try:
             doc = OpenedDocument(folder, "folder", path=folder)
@@ -113,7 +113,7 @@ class ClineLocator(Locator):
         if ctx.on_file is not None:
             ctx.on_file(file)
         from agentminutes.harness.cline import ClineAdapter
-        from agentminutes.pipeline.documents import OpenedDocument
+        from agentminutes.pipeline.document_sources import OpenedDocument
 
         try:
             st = os.stat(file)

@@ -42,7 +42,7 @@ class DocumentLocator(Locator):
             yield from self._document(path, ctx, named=False)
 
     def _document(self, path: str, ctx: ScanContext, *, named: bool) -> Iterator[Item]:
-        from agentminutes.pipeline.documents import DocumentConversion, route
+        from agentminutes.pipeline.document_sources import DocumentConversion, route
 
         try:
             found = route(path, self.harness if named else "auto")

@@ -74,7 +74,7 @@ class OpenCodeLocator(Locator):
         self, path: str, ctx: ScanContext, *, named: bool
     ) -> list[SessionRef] | ScanError | None:
         from agentminutes.harness.opencode import OpenCodeAdapter
-        from agentminutes.pipeline.documents import route
+        from agentminutes.pipeline.document_sources import route
 
         try:
             found = route(path, "opencode" if named else "auto")

@@ -30,7 +30,9 @@ def _opencode_source(path: str) -> Iterator[tuple[str, Obj]]:
 
     import msgspec
 
-    route = resolve("agentminutes.pipeline.documents:route")  # a layer up: named, not imported
+    route = resolve(
+        "agentminutes.pipeline.document_sources:route"
+    )  # a layer up: named, not imported
     found = route(path, "opencode")
     doc = found.document
     if doc is None:

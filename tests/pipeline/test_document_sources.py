@@ -23,7 +23,7 @@ import pytest
 from agentminutes import conversations, iter_sessions, load, parse, sessions
 from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness import DOCUMENT_ADAPTERS, ParseOptions, is_document_adapter
-from agentminutes.pipeline.documents import DocumentConversion, route
+from agentminutes.pipeline.document_sources import DocumentConversion, route
 from conftest import FIXTURES, fixture_id, transcripts
 
 ALL = [p for cls in DOCUMENT_ADAPTERS for p in transcripts(cls.name)]
@@ -202,7 +202,7 @@ def test_a_wal_the_writer_checkpoints_away_while_it_is_copied_is_not_an_error(
     import shutil
     import sqlite3
 
-    from agentminutes.pipeline import documents
+    from agentminutes.pipeline import document_sources
 
     live = tmp_path / "live"
     live.mkdir()
@@ -231,7 +231,7 @@ def test_a_wal_the_writer_checkpoints_away_while_it_is_copied_is_not_an_error(
         return real_copy(src, dst)
 
     monkeypatch.setattr(shutil, "copyfile", copy_while_the_writer_closes)
-    conn = documents.connect_readonly(str(db))
+    conn = document_sources.connect_readonly(str(db))
     try:
         assert conn.execute("SELECT count(*) FROM t").fetchone() == (50,)
     finally:

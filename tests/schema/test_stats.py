@@ -9,7 +9,7 @@ import pytest
 
 from agentminutes import iter_events, timestamps
 from agentminutes.schema import Event, EventKind, Provenance, ToolCall, ToolKind, ToolResult
-from agentminutes.schema.summary import StatsBuilder
+from agentminutes.schema.stats import StatsBuilder
 from conftest import FIXTURES
 
 # Real sessions with tool calls, results, errors and unanswered calls (the most of each harness).

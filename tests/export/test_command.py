@@ -86,7 +86,7 @@ def test_usage_errors_are_one_line(cli, tmp_path: Path) -> None:  # type: ignore
 def test_transcripts_get_their_own_redaction_over_one_compiled_detector_set(
     tmp_path: Path,
 ) -> None:
-    from agentminutes.export.runner import ExportOptions
+    from agentminutes.export.command import ExportOptions
     from agentminutes.stages import Redaction
 
     config = tmp_path / "redact.toml"
