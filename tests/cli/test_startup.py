@@ -110,7 +110,7 @@ def test_detect_loads_one_adapter_family_and_no_document_pipeline() -> None:
     assert code == 0
     assert out.startswith(b"claude-code\t")
     # a line transcript is told from a ZIP or a database by its head (pipeline.sources)
-    for module in ("pipeline.documents", "pipeline.conversion", "pipeline.batch"):
+    for module in ("pipeline.document_sources", "pipeline.conversion", "pipeline.batch"):
         assert f"agentminutes.{module}" not in modules, module
     # Claude Code's sniff rules Qwen Code's records out through their Structs alone
     assert "agentminutes.harness._qwen_records" in modules
