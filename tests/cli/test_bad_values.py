@@ -52,6 +52,7 @@ FREE = {
     "--cwd",
     "--session-id",
     "--cache-dir",
+    "--archive",
     "--html",
     "--to",
 }

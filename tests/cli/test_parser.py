@@ -36,6 +36,7 @@ def run_typer(
     return subprocess.run(
         [sys.executable, "-m", "agentminutes.cli.app", *map(str, args)],
         capture_output=True,
+        stdin=subprocess.DEVNULL,
         timeout=120,
         check=False,
         cwd=cwd,
@@ -48,6 +49,7 @@ def run_entry(
     return subprocess.run(
         [sys.executable, "-m", "agentminutes", *map(str, args)],
         capture_output=True,
+        stdin=subprocess.DEVNULL,
         timeout=120,
         check=False,
         cwd=cwd,
@@ -88,6 +90,7 @@ def real_runs(tmp: Path) -> dict[str, list[tuple[list[str], list[str]]]]:
         ],
         "follow": [(["follow", "--idle-exit", "0.2", str(CC)], [])],
         "run": [(["run", "--harness", "claude-code", "--", sys.executable, "-c", "print(1)"], [])],
+        "statusline": [(["statusline", "--cache-dir", "cache"], [])],
         "sessions": [
             (
                 [

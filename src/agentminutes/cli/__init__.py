@@ -122,6 +122,12 @@ def guarded(run: Callable[[], int], args: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with *argv* (default ``sys.argv[1:]``); return the exit status."""
     args = sys.argv[1:] if argv is None else argv
+    if args == ["statusline"]:
+        # Run on every prompt of a Claude Code session: the kept line is printed without
+        # loading the command table (see agentminutes.usage.statusline).
+        from agentminutes.usage.statusline import run_statusline
+
+        return run_statusline()
     if args[:1] == ["follow"]:
         from agentminutes.live.signals import catch_early_signals
 

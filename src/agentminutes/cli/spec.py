@@ -979,7 +979,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
             value(
                 "--by",
                 "KEYS",
-                "Group by day, week, month, session, project, model, harness or transcript; "
+                "Group by day, week, month, session, project, model, harness, transcript or "
+                "block (5-hour billing windows: burn rate and projection for the active one); "
                 "combine with commas (day,model).",
                 "day",
             ),
@@ -1138,6 +1139,32 @@ COMMANDS: Final[tuple[Command, ...]] = (
         ),
         description="Every figure is what stats (and stats --usage) prints for the run; a group "
         "of sessions is summed as stats --include-subagents sums a task.",
+    ),
+    Command(
+        ("statusline",),
+        "One line for Claude Code's status bar: model, this session's cost, today's cost, "
+        "the active 5-hour block.",
+        run="agentminutes.usage.statusline:statusline_command",
+        options=(
+            value(
+                "--cache-dir",
+                "DIR",
+                "Folder of the summary cache and the kept line (default: "
+                "$XDG_CACHE_HOME/agentminutes).",
+                complete="dir",
+            ),
+            flag(
+                "--refresh",
+                help="Compute the line and keep it, printing nothing (what a stale line starts "
+                "in the background).",
+            ),
+        ),
+        description="Reads the JSON Claude Code passes a statusline command on stdin "
+        '(settings.json: "statusLine": {"type": "command", "command": "agentminutes '
+        "statusline\"}). Today's cost and the block count every harness's transcripts. The "
+        "line is kept with the size and time of every transcript it was computed from: "
+        "while none changes it is printed without reading anything; when one does, the kept "
+        "line is printed and the new one computed in the background for the next prompt.",
     ),
     Command(
         ("drift", "scan"),

@@ -81,6 +81,8 @@ def usage_command(
             "folders; give them without TRANSCRIPTs"
         )
     groups = parse_by(by)
+    if follow and "block" in groups:
+        raise UsageError("--by block is a report of the windows so far; drop --follow")
     price_file = PriceFile(prices) if prices else None
     pricer = Pricer(price_file) if cost else None
     err = sys.stderr

@@ -14,10 +14,19 @@ from typing import IO, Any
 
 import msgspec
 
+from agentminutes.usage.blocks import Block
 from agentminutes.usage.prices import NO_CATALOG
 from agentminutes.usage.report import GROUP_KEYS, Row, UsageReport
 
-__all__ = ("render_csv", "render_json", "render_table", "table", "unpriced_line")
+__all__ = (
+    "active_block_line",
+    "block_json",
+    "render_csv",
+    "render_json",
+    "render_table",
+    "table",
+    "unpriced_line",
+)
 
 _CSV_OTEL = (
     "input_tokens",
@@ -33,7 +42,53 @@ _CSV_OTEL = (
 def render_json(report: UsageReport, out: IO[bytes]) -> None:
     """One JSON array, one object per row (keys, raw counts, ``otel``, cost)."""
     rows = [row.to_json(report.costs) for row in report.rows]
+    for data in rows:
+        block = report.blocks.get(data.get("block", ""))
+        if block is not None:
+            data.update(block_json(block, report.now_ns))
     out.write(msgspec.json.format(msgspec.json.encode(rows), indent=2) + b"\n")
+
+
+def block_json(block: Block, now_ns: int) -> dict[str, Any]:
+    """A block's times, and for the active one its burn rate and projection (JSON fields)."""
+    from agentminutes import timestamps
+
+    out: dict[str, Any] = {
+        "block_start": timestamps.format_ns(block.start_ns),
+        "block_end": timestamps.format_ns(block.end_ns),
+        "block_last_request": timestamps.format_ns(block.last_ns),
+        "block_active": block.active(now_ns),
+    }
+    if out["block_active"]:
+        tokens_rate, cost_rate = block.burn_per_minute()
+        tokens, cost = block.projection(now_ns)
+        out["burn_tokens_per_minute"] = round(tokens_rate, 1)
+        out["burn_cost_usd_per_hour"] = None if cost_rate is None else round(cost_rate * 60, 6)
+        out["projected_tokens"] = tokens
+        out["projected_cost_usd"] = None if cost is None else round(cost, 6)
+        out["minutes_left"] = max(0, (block.end_ns - now_ns) // 60_000_000_000)
+    return out
+
+
+def active_block_line(report: UsageReport) -> str:
+    """The table's line on the active block (``""`` when none is active)."""
+    for label, block in sorted(report.blocks.items()):
+        if not block.active(report.now_ns):
+            continue
+        tokens_rate, cost_rate = block.burn_per_minute()
+        tokens, cost = block.projection(report.now_ns)
+        left = max(0, (block.end_ns - report.now_ns) // 60_000_000_000)
+        text = f"active block {label} ({left // 60}h{left % 60:02d}m left): "
+        if cost_rate is None and not tokens_rate:
+            return text + f"{block.tokens:,} tokens so far, one request: no burn rate yet"
+        text += f"burning {tokens_rate:,.0f} tokens/min"
+        if cost_rate is not None:
+            text += f", ${cost_rate * 60:,.2f}/h"
+        text += f"; projected by its end: {tokens:,} tokens"
+        if cost is not None:
+            text += f", ${cost:,.2f}"
+        return text
+    return ""
 
 
 def render_csv(report: UsageReport, out: IO[str]) -> None:
@@ -231,6 +286,9 @@ def render_table(report: UsageReport, out: IO[str], *, width: int | None = None)
         console = Console(file=out, width=needed, highlight=False, soft_wrap=False)
     console.print(laid_out)
     line = unpriced_line(report)
+    active = active_block_line(report)
+    if active:
+        console.print(active, markup=False)
     # Plain text: model names and install hints hold brackets rich would read as markup.
     if line:
         console.print(line, markup=False)

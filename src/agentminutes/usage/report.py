@@ -19,6 +19,7 @@ the requests by any of :data:`GROUP_KEYS`:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -28,6 +29,7 @@ from typing import Any, Final
 from agentminutes import timestamps
 from agentminutes.errors import OptionError, ScanError, UsageError
 from agentminutes.schema.usage import USAGE_RULES, OtelUsage
+from agentminutes.usage.blocks import Block, find_blocks
 from agentminutes.usage.cache import SummaryCache
 from agentminutes.usage.prices import Pricer, Tokens
 from agentminutes.usage.summary import CachedRequest, TranscriptSummary, lines_end, summarize
@@ -56,6 +58,7 @@ GROUP_KEYS: Final[Mapping[str, str]] = {
     "model": "model",
     "harness": "harness",
     "transcript": "transcript",
+    "block": "block",
 }
 
 
@@ -601,6 +604,10 @@ class UsageReport:
     #: Grouped by session: each session's project, parent transcript and last request
     #: (what the table shows beside the id; the JSON and CSV rows stay as they are).
     sessions: dict[str, SessionFacts] = field(default_factory=dict)
+    #: ``--by block``: each block by its key (its start, as the rows show it).
+    blocks: dict[str, Block] = field(default_factory=dict)
+    #: The instant blocks are judged active at.
+    now_ns: int = 0
 
 
 @dataclass
@@ -669,7 +676,22 @@ class _Dates:
         return dt
 
 
-def _key_value(name: str, req: CachedRequest, t: Transcript, dates: _Dates) -> str:
+def block_label(start_ns: int, dates: _Dates) -> str:
+    """A block's key: its start in local time (or ``--tz``), ``YYYY-MM-DD HH:MM``."""
+    dt = dates.at(start_ns)
+    return "(no time)" if dt is None else dt.strftime("%Y-%m-%d %H:%M")
+
+
+def _key_value(
+    name: str,
+    req: CachedRequest,
+    t: Transcript,
+    dates: _Dates,
+    blocks: dict[int, int] | None = None,
+) -> str:
+    if name == "block":
+        start = blocks.get(id(req), 0) if blocks is not None else 0
+        return block_label(start, dates) if start else "(no time)"
     if name in ("day", "week", "month"):
         dt = dates.at(req.ns)
         if dt is None:
@@ -741,6 +763,8 @@ class Grouper:
         self._dates = _Dates(_zone(tz))
         self.groups: dict[tuple[str, ...], Row] = {}
         self.sessions: dict[str, SessionFacts] = {}
+        #: ``--by block``: each request's block start, by the request object's id.
+        self.block_of: dict[int, int] | None = None
 
     def in_window(self, req: CachedRequest) -> bool:
         """Whether *req* falls in ``--since``/``--until`` (a request without a time does)."""
@@ -761,7 +785,7 @@ class Grouper:
         ``sign=-1`` with the *key* it was counted under takes it out again.
         """
         if key is None:
-            key = tuple(_key_value(name, req, t, self._dates) for name in self.by)
+            key = tuple(_key_value(name, req, t, self._dates, self.block_of) for name in self.by)
         row = self.groups.get(key)
         if row is None:
             keys = {GROUP_KEYS[n]: v for n, v in zip(self.by, key, strict=True)}
@@ -808,12 +832,55 @@ def build_report(
     since: str | None = None,
     until: str | None = None,
     tz: str | None = None,
+    now_ns: int | None = None,
 ) -> UsageReport:
-    """Group the requests of *transcripts* by *by* and price each group (``pricer`` ``None``: no costs)."""
+    """Group the requests of *transcripts* by *by* and price each group (``pricer`` ``None``: no costs).
+
+    With ``block`` among *by*, the report's :attr:`~UsageReport.blocks` hold each
+    five-hour window (:mod:`agentminutes.usage.blocks`), whether it is active at
+    *now_ns* (default: now), its burn rate and projection.
+    """
     grouper = Grouper(by, pricer=pricer, since=since, until=until, tz=tz)
-    for req, t in counted_requests(transcripts, grouper.window):
+    counted = list(counted_requests(transcripts, grouper.window))
+    if "block" in by:
+        starts = find_blocks([req.ns for req, _ in counted])
+        grouper.block_of = {id(req): start for (req, _), start in zip(counted, starts, strict=True)}
+    for req, t in counted:
         grouper.add(req, t)
-    return grouper.report(duplicates=_duplicates(transcripts))
+    report = grouper.report(duplicates=_duplicates(transcripts))
+    if grouper.block_of is not None:
+        report.blocks = _blocks(counted, grouper, report)
+        report.now_ns = time.time_ns() if now_ns is None else now_ns
+    return report
+
+
+def _blocks(
+    counted: list[tuple[CachedRequest, Transcript]], grouper: Grouper, report: UsageReport
+) -> dict[str, Block]:
+    """Each block of the report by its key: times, requests, tokens, and the cost of its rows."""
+    assert grouper.block_of is not None
+    found: dict[str, Block] = {}
+    for req, _ in counted:
+        start = grouper.block_of.get(id(req), 0)
+        if not start:
+            continue
+        label = block_label(start, grouper._dates)
+        block = found.get(label)
+        if block is None:
+            block = found[label] = Block(start_ns=start, first_ns=req.ns, last_ns=req.ns)
+        block.first_ns = min(block.first_ns, req.ns)
+        block.last_ns = max(block.last_ns, req.ns)
+        block.requests += 1
+        otel = req.otel()
+        if otel is not None:
+            block.tokens += otel.input_tokens + otel.output_tokens
+        else:
+            block.tokens += req.input_tokens + req.output_tokens
+    for row in report.rows:
+        block = found.get(row.keys.get("block", ""))
+        if block is not None and row.cost is not None:
+            block.cost = (block.cost or Decimal(0)) + row.cost
+    return found
 
 
 def _duplicates(transcripts: Sequence[Transcript]) -> int:
