@@ -377,24 +377,14 @@ class Conversion:
 
     async def batches(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[Batch]:
         """Parse *chunks* (the transcript's bytes) into batches of events."""
-        splitter = LineSplitter()
-        adapter: Adapter | None = None
+        run = _Run(self)
         try:
             async for chunk in chunks:
-                if adapter is None:
-                    adapter = self._start(chunk)
-                lines = splitter.push(chunk)
-                if lines:
-                    yield Batch(self._lines(adapter, lines), splitter.lineno)
-                self._check_pending(adapter, splitter)
-            if adapter is None:
-                adapter = self._start(b"")
-            tail = splitter.flush()
-            last = self._lines(adapter, tail) if tail else []
-            for events in _final_batches(
-                last, adapter, self._rewrites, self.options.check_verbatim
-            ):
-                yield Batch(events, splitter.lineno)
+                batch = run.push(chunk)
+                if batch is not None:
+                    yield batch
+            for batch in run.end():
+                yield batch
         except ParseError as exc:
             error = self._error(exc)
             if exc.partial:
@@ -410,24 +400,13 @@ class Conversion:
 
     def iter_batches(self, chunks: Iterable[bytes]) -> Iterator[Batch]:
         """Synchronous twin of :meth:`batches`."""
-        splitter = LineSplitter()
-        adapter: Adapter | None = None
+        run = _Run(self)
         try:
             for chunk in chunks:
-                if adapter is None:
-                    adapter = self._start(chunk)
-                lines = splitter.push(chunk)
-                if lines:
-                    yield Batch(self._lines(adapter, lines), splitter.lineno)
-                self._check_pending(adapter, splitter)
-            if adapter is None:
-                adapter = self._start(b"")
-            tail = splitter.flush()
-            last = self._lines(adapter, tail) if tail else []
-            for events in _final_batches(
-                last, adapter, self._rewrites, self.options.check_verbatim
-            ):
-                yield Batch(events, splitter.lineno)
+                batch = run.push(chunk)
+                if batch is not None:
+                    yield batch
+            yield from run.end()
         except ParseError as exc:
             error = self._error(exc)
             if exc.partial:
@@ -525,3 +504,43 @@ def open_sync_chunks(
         raise err
     with open(target, "rb") as f:
         yield from iter_chunks(f, limit=limit)
+
+
+class _Run:
+    """One pass of a transcript's chunks through its adapter: what :meth:`Conversion.batches`
+    and its synchronous twin share (each only drives the chunks).
+
+    A chunk's pending line is checked when the next chunk (or the end) comes, so that
+    the batch the chunk completed is delivered first, as a streaming reader sees it.
+    """
+
+    __slots__ = ("adapter", "conversion", "splitter")
+
+    def __init__(self, conversion: Conversion) -> None:
+        self.conversion = conversion
+        self.splitter = LineSplitter()
+        self.adapter: Adapter | None = None
+
+    def _adapter(self, head: bytes) -> Adapter:
+        if self.adapter is None:
+            self.adapter = self.conversion._start(head)
+        else:
+            self.conversion._check_pending(self.adapter, self.splitter)
+        return self.adapter
+
+    def push(self, chunk: bytes) -> Batch | None:
+        """The batch of the lines *chunk* completes, if any."""
+        adapter = self._adapter(chunk)
+        lines = self.splitter.push(chunk)
+        if not lines:
+            return None
+        return Batch(self.conversion._lines(adapter, lines), self.splitter.lineno)
+
+    def end(self) -> Iterator[Batch]:
+        """The batches of the last line and of what the adapter still holds."""
+        adapter = self._adapter(b"")
+        tail = self.splitter.flush()
+        conv = self.conversion
+        last = conv._lines(adapter, tail) if tail else []
+        for events in _final_batches(last, adapter, conv._rewrites, conv.options.check_verbatim):
+            yield Batch(events, self.splitter.lineno)
