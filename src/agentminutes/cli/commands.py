@@ -13,7 +13,7 @@ from functools import partial
 from typing import IO, TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 from agentminutes.cli.many import ALL_EXTENSION, run_many, transcript_list
-from agentminutes.errors import UsageError
+from agentminutes.errors import UsageError, source_name
 from agentminutes.formats import FORMATS, Format, Options, format_named, offered
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
@@ -314,8 +314,7 @@ def run_convert(
     stages = build_stages(
         promote=promote or (), max_payload_bytes=max_payload_bytes, redaction=redactor
     )
-    code = _convert_paths(
-        paths,
+    run = _Convert(
         form,
         output,
         to_dir,
@@ -324,44 +323,48 @@ def run_convert(
         harness,
         options,
         stages,
-        paths_from,
         Options(content=otel_content),
     )
+    code = _convert_paths(paths, run, paths_from)
     if redactor is not None:
         print(f"agentminutes: {redactor.summary()}", file=sys.stderr)
     return code
 
 
-def _convert_paths(
-    paths: list[str],
-    fmt: Format,
-    output: str | None,
-    to_dir: str | None,
-    every: bool,
-    conversation: str | None,
-    harness: str,
-    options: ParseOptions,
-    stages: list[Stage],
-    paths_from: str | None,
-    writing: Options,
-) -> int | None:
-    if every and fmt.name != "json":
+class _Convert(NamedTuple):
+    """What ``convert`` was asked to do, beside which transcripts."""
+
+    fmt: Format
+    output: str | None
+    to_dir: str | None
+    every: bool
+    conversation: str | None
+    harness: str
+    options: ParseOptions
+    stages: list[Stage]
+    writing: Options
+
+
+def _convert_paths(paths: list[str], run: _Convert, paths_from: str | None) -> int | None:
+    fmt, output = run.fmt, run.output
+    if run.every and fmt.name != "json":
         raise UsageError(
             f"--all writes one whole session per line; it does not combine with --format {fmt.name}"
         )
-    if len(paths) > 1 or paths_from is not None or to_dir is not None:
-        return _convert_many(
-            paths, fmt, output, to_dir, every, conversation, harness, options, stages, writing
-        )
+    if len(paths) > 1 or paths_from is not None or run.to_dir is not None:
+        return _convert_many(paths, run)
     transcript = paths[0]
     refuse_inputs(output, [transcript])
-    if every:
-        if conversation:
+    if run.every:
+        if run.conversation:
             raise UsageError("--all converts every conversation; drop --conversation, or --all")
-        _run(partial(_convert_all, transcript, output, harness, options, stages), [transcript])
+        _run(
+            partial(_convert_all, transcript, output, run.harness, run.options, run.stages),
+            [transcript],
+        )
         return None
-    job = _feed(transcript, harness, options, stages, conversation)
-    _run(partial(_convert, fmt, output, job, writing), [transcript])
+    job = _feed(transcript, run.harness, run.options, run.stages, run.conversation)
+    _run(partial(_convert, fmt, output, job, run.writing), [transcript])
     return None
 
 
@@ -375,18 +378,7 @@ def _many_checks(output: str | None, to_dir: str | None, conversation: str | Non
         )
 
 
-def _convert_many(
-    paths: list[str],
-    fmt: Format,
-    output: str | None,
-    to_dir: str | None,
-    every: bool,
-    conversation: str | None,
-    harness: str,
-    options: ParseOptions,
-    stages: list[Stage],
-    writing: Options,
-) -> int:
+def _convert_many(paths: list[str], run: _Convert) -> int:
     """Several transcripts: one whole session per line (as ``--all``), or one file each.
 
     Every format reports alike: the skipped records of all transcripts in the one
@@ -395,6 +387,7 @@ def _convert_many(
     from agentminutes.formats.losses import added
     from agentminutes.formats.write import write_feed
 
+    fmt, output, to_dir, every, conversation, harness, options, stages, writing = run
     _many_checks(output, to_dir, conversation)
     if to_dir is None and fmt.name != "json":
         raise UsageError(
@@ -456,6 +449,17 @@ def run_stats(
     and JSON anywhere else. *usage* adds the usage block (:mod:`agentminutes.usage.stats`)."""
     paths = transcript_list(transcripts, paths_from)
     wants_usage = _StatsUsage(prices, not no_cost) if usage else None
+    # What --include-subagents reads a task with.
+    task: dict[str, Any] = {
+        "harness": harness,
+        "root": root,
+        "all_subagents": all_subagents,
+        "permissive": permissive,
+        "harness_version": harness_version,
+        "text_form": text_form,
+        "promote": list(promote or []),
+        "usage": wants_usage,
+    }
     if len(paths) > 1 or paths_from is not None or to_dir is not None:
         if fmt == "table":
             raise UsageError("--format table lays out one transcript's summary; give one")
@@ -468,20 +472,7 @@ def run_stats(
 
         async def one(transcript: str, stream: IO[bytes]) -> tuple[int, int, dict[str, int]]:
             if include_subagents:
-                stream.write(
-                    _task_stats_json(
-                        transcript,
-                        indent,
-                        harness=harness,
-                        root=root,
-                        all_subagents=all_subagents,
-                        permissive=permissive,
-                        harness_version=harness_version,
-                        text_form=text_form,
-                        promote=list(promote or []),
-                        usage=wants_usage,
-                    )[0]
-                )
+                stream.write(_task_stats_json(transcript, indent, **task)[0])
                 return 1, 0, {}
             job = _feed(transcript, harness, options, stages, None)
             data, _, events = await _stats_document(job, wants_usage, indent)
@@ -504,23 +495,11 @@ def run_stats(
     transcript = paths[0]
     refuse_inputs(output, [transcript])
     fmt = _stats_format(fmt, output)
-    title = "<stdin>" if transcript == "-" else os.path.basename(transcript)
+    title = source_name(os.path.basename(transcript))
     if include_subagents:
         if conversation:
             raise UsageError("--include-subagents reads transcripts; drop --conversation")
-        _task_stats(
-            transcript,
-            output,
-            harness=harness,
-            root=root,
-            all_subagents=all_subagents,
-            permissive=permissive,
-            harness_version=harness_version,
-            text_form=text_form,
-            promote=list(promote or []),
-            fmt=fmt,
-            usage=wants_usage,
-        )
+        _task_stats(transcript, output, fmt=fmt, **task)
         return None
     options = _options(harness_version, permissive, False, text_form, check_verbatim=False)
     job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
