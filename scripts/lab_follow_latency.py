@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import signal
 import statistics
@@ -106,6 +107,18 @@ class Follower:
         for line in self.proc.stdout:
             self.lines.append((time.monotonic(), json.loads(line)))
 
+    def wait_watching(self, timeout: float = 20.0) -> None:
+        """Until the follower holds a file-notification descriptor (its watch is set), then a
+        moment more: on a loaded machine its start-up alone can take over a second."""
+        fds = Path(f"/proc/{self.proc.pid}/fd")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                if any("inotify" in os.readlink(fd) for fd in fds.iterdir()):
+                    break
+            time.sleep(0.01)
+        time.sleep(0.3)
+
     def stop(self) -> str:
         """SIGINT, wait, and return its stderr."""
         self.stopped_at = time.monotonic()
@@ -128,7 +141,7 @@ def one_run(harness: str, version: str, scenario: str, out: Path) -> dict[str, A
         root = run.home / str(d.follows)
         root.mkdir(parents=True, exist_ok=True)
         follower = Follower(root)
-        time.sleep(1.0)  # the follower has set its watch before the CLI starts
+        follower.wait_watching()
         clock = LineClock(root)
         clock.start()
         try:
@@ -207,6 +220,11 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory() as tmp:
                 result = one_run(harness, driver(harness).pinned, args.scenario, Path(tmp) / "rec")
+            print(
+                f"  run: {result['events']} events, follow == convert: "
+                f"{result['follow_equals_convert']}, recording ok: {result['ok']}",
+                file=sys.stderr,
+            )
             delays += result["delays_ms"]
             own += result["since_own_line_ms"]
             held += result["held_until_stop"]
