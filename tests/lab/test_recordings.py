@@ -108,11 +108,15 @@ def test_follow_on_the_home_prints_what_convert_prints(folder: Path, tmp_path: P
             target = tmp_path / source.relative_to(home)
             target.parent.mkdir(parents=True, exist_ok=True)
             if source.suffix == ".db":
-                # A database arrives as SQLite leaves it: its write-ahead log, then the file.
+                # A database arrives as SQLite leaves it: its write-ahead log, then the file,
+                # whole (renamed into place: follow cannot yet tell a database from a file
+                # caught empty at its creation, and stops on it).
                 wal = source.with_name(source.name + "-wal")
                 if wal.exists():
                     target.with_name(wal.name).write_bytes(wal.read_bytes())
-                target.write_bytes(source.read_bytes())
+                partial = target.with_name(target.name + ".part")
+                partial.write_bytes(source.read_bytes())
+                partial.rename(target)
                 continue
             with target.open("wb") as out:
                 for line in source.read_bytes().splitlines(keepends=True):
