@@ -55,7 +55,7 @@ def transcripts(harness: str) -> list[Path]:
         p
         for p in base.rglob("*")
         if p.is_file()
-        and p.suffix in (".jsonl", ".json", ".log", ".zip", ".db")
+        and p.suffix in (".jsonl", ".json", ".log", ".zip", ".db", ".md")
         and not p.name.endswith(".meta.json")
         and p.name != "journal.jsonl"  # a workflow run's journal beside its agents
         and "golden" not in p.parts

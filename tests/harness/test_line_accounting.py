@@ -63,7 +63,7 @@ def _event_lines(events: list) -> set[int]:
 
 
 def _is_line_format(path: Path) -> bool:
-    return path.suffix in (".jsonl", ".log")
+    return path.suffix in (".jsonl", ".log", ".md")
 
 
 def test_fixtures_exist() -> None:

@@ -58,7 +58,7 @@ from agentminutes.live.state import (
 )
 from agentminutes.live.tail import TailFile, marker_after, sha256_hex
 from agentminutes.pipeline.batch import Batch
-from agentminutes.pipeline.conversion import clean_line, feed_record
+from agentminutes.pipeline.conversion import adapter_line, feed_record
 from agentminutes.pipeline.sources import LineBatch
 from agentminutes.pipeline.verbatim import safe_events
 from agentminutes.schema import Event, EventKind
@@ -390,7 +390,7 @@ class Transcript:
                 self.old_lines = lineno
             if lineno == 1:
                 self.identity = transcript_identity(self.tail.dev, self.tail.ino, raw)
-            line = clean_line(raw, lineno)
+            line = adapter_line(adapter, raw, lineno)
             if not line:
                 continue
             try:

@@ -42,6 +42,7 @@ __all__ = (
     "Conversion",
     "Rewrite",
     "Rewrites",
+    "adapter_line",
     "clean_line",
     "feed_lines",
     "feed_record",
@@ -76,6 +77,21 @@ def clean_line(raw: bytes, lineno: int) -> bytes | None:
     start = len(text[:head].encode())
     end = len(line) - len(text[len(text) - tail :].encode()) if tail else len(line)
     return line[start:end]
+
+
+def adapter_line(adapter: Adapter, raw: bytes, lineno: int) -> bytes | None:
+    """The line *adapter* is fed for *raw*: :func:`clean_line`'s, or its indentation kept.
+
+    A format whose lines are text, not records (Aider's Markdown history),
+    says so with ``keeps_indent``: its lines lose only trailing white space,
+    so a reply's code keeps its layout. Blank lines are passed over all the same.
+    """
+    if not getattr(adapter, "keeps_indent", False):
+        return clean_line(raw, lineno)
+    line = raw.rstrip()
+    if lineno == 1 and line.startswith(_BOM):
+        line = line[3:]
+    return line if line.strip() else b""
 
 
 def _depth_error(adapter: Adapter, lineno: int) -> ParseError:
@@ -247,7 +263,7 @@ def feed_lines(
     extend = out.extend
     try:
         for lineno, raw in lines:
-            line = clean_line(raw, lineno)
+            line = adapter_line(adapter, raw, lineno)
             if line:
                 extend(feed_record(adapter, line, lineno, held))
             elif line is None and on_white_space is not None:

@@ -49,7 +49,7 @@ from agentminutes import timestamps
 from agentminutes.errors import AgentminutesError, NoConversationError, ParseError, ScanError
 from agentminutes.harness import ParseOptions, adapter_class
 from agentminutes.harness.base import Adapter, HeadIdentity
-from agentminutes.pipeline.conversion import Rewrite, clean_line, feed_lines
+from agentminutes.pipeline.conversion import Rewrite, adapter_line, feed_lines
 from agentminutes.schema import Event, EventKind, Meta, TaskSkip
 
 __all__ = (
@@ -337,7 +337,7 @@ def _head_lines(fd: int) -> Iterator[tuple[int, bytes]]:
 
 def _head_identity(adapter: Adapter, lineno: int, raw: bytes) -> HeadIdentity:
     """The adapter's :meth:`head_identity` of a raw line, cleaned as :func:`feed_lines` feeds it."""
-    line = clean_line(raw, lineno)
+    line = adapter_line(adapter, raw, lineno)
     if not line:
         return "passed"  # blank or white space only: feed_lines passes over it too
     if not line.isascii() or b"\\u" in line:

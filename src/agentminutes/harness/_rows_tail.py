@@ -1,0 +1,105 @@
+"""Following an SQLite session store whose rows the harness inserts and rewrites in place.
+
+Crush and Goose keep each session's messages as rows a writer inserts and then
+updates (a reply streams into its row). :class:`RowsTail` follows such a
+database for ``follow``: each poll opens it read-only in one read transaction,
+asks the adapter for a cheap fingerprint of every session (row counts, last
+change, sizes), rebuilds only the sessions whose fingerprint moved, and hands
+on the events not written before, in order, up to the first message that is
+not settled yet (a reply still streaming). A stop (:meth:`flush`) writes the
+rest. The database is never written, and never read whole on each poll.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from agentminutes.schema import Event
+
+__all__ = ("RowsTail", "TailedAdapter")
+
+
+class TailedAdapter(Protocol):
+    """What :class:`RowsTail` asks of an adapter."""
+
+    skipped: dict[str, int]
+
+    def fingerprints(self, conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
+        """Per session id, a value that changes whenever the session's rows change."""
+        ...
+
+    def settled_events(
+        self, conn: sqlite3.Connection, session_id: str, *, final: bool
+    ) -> list[Event]:
+        """The session's events, up to its first unsettled message (all of them, *final*)."""
+        ...
+
+
+class RowsTail:
+    """Follows one database: new and changed sessions, each rebuilt from its rows."""
+
+    def __init__(self, adapter: Any, connect: Callable[[], sqlite3.Connection], path: str):
+        self.adapter = adapter
+        self.connect = connect
+        self.path = path
+        self.seen: dict[str, tuple[Any, ...]] = {}
+        self.shown: dict[str, set[str]] = {}
+
+    def watched(self) -> list[str]:
+        """The files whose changes mean new commits: the database and its WAL."""
+        return [self.path, self.path + "-wal"]
+
+    def poll(self) -> list[tuple[str, list[Event]]]:
+        """The events that became settled since the last poll, per session id."""
+        return self._read(final=False)
+
+    def flush(self) -> list[tuple[str, list[Event]]]:
+        """At a stop: every event not written yet, settled or not."""
+        self.seen = {}
+        return self._read(final=True)
+
+    def _read(self, *, final: bool) -> list[tuple[str, list[Event]]]:
+        conn = self.connect()
+        out: list[tuple[str, list[Event]]] = []
+        try:
+            conn.execute("BEGIN")  # one snapshot: the writer's commits land between polls
+            prints = self.adapter.fingerprints(conn)
+            for sid in sorted(prints):
+                if not final and self.seen.get(sid) == prints[sid]:
+                    continue
+                try:
+                    events = self.adapter.settled_events(conn, sid, final=final)
+                except Exception:
+                    if final:
+                        raise
+                    continue  # a row caught mid-write: the next commit completes it
+                self.seen[sid] = prints[sid]
+                out.append((sid, self._unseen(sid, events)))
+        finally:
+            conn.close()
+        return out
+
+    def _unseen(self, sid: str, events: list[Event]) -> list[Event]:
+        shown = self.shown.setdefault(sid, set())
+        rank: dict[str, int] = {}
+        fresh: list[Event] = []
+        for ev in events:
+            base = "|".join(
+                (
+                    ev.kind,
+                    ev.id,
+                    ev.message_id,
+                    ev.tool_call.tool_call_id if ev.tool_call is not None else "",
+                    ev.tool_result.tool_call_id if ev.tool_result is not None else "",
+                    ev.system.subtype if ev.system is not None else "",
+                    ev.user_message.origin if ev.user_message is not None else "",
+                )
+            )
+            rank[base] = rank.get(base, 0) + 1
+            key = f"{base}|{rank[base]}"
+            if key not in shown:
+                shown.add(key)
+                fresh.append(ev)
+        return fresh

@@ -1,0 +1,109 @@
+"""A whole JSON document fed line by line: buffered, then decoded at the end, with line spans.
+
+Harnesses that rewrite one JSON file per session (an Amp thread, a Continue
+session) are read by line adapters that hold the lines and convert the
+document at the end of input (a follower re-reads the file on each rewrite).
+:class:`JsonDocument` keeps the lines, decodes the whole, and says on which
+lines each element of a top-level array sits, so every event's provenance
+names the lines of the record it comes from.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from datetime import UTC, datetime
+from typing import Final
+
+__all__ = ("JsonDocument", "ms_time")
+
+#: A JSON string (a key when a colon follows) or a bracket: enough to find element bounds.
+_TOKEN: Final = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:?|[\[\]{}]', re.DOTALL)
+
+
+class JsonDocument:
+    """The lines of one JSON document, joined, with each line's starting offset."""
+
+    __slots__ = ("buf", "linenos", "starts")
+
+    def __init__(self, lines: list[tuple[int, bytes]]) -> None:
+        self.linenos = [n for n, _ in lines]
+        self.starts: list[int] = []
+        pos = 0
+        for _, text in lines:
+            self.starts.append(pos)
+            pos += len(text) + 1
+        self.buf = b"\n".join(text for _, text in lines)
+
+    @property
+    def first(self) -> int:
+        """The document's first line number (1 for an empty document)."""
+        return self.linenos[0] if self.linenos else 1
+
+    @property
+    def last(self) -> int:
+        """The document's last line number."""
+        return self.linenos[-1] if self.linenos else 1
+
+    def line(self, offset: int) -> int:
+        """The line number of byte *offset* of the joined document."""
+        if not self.linenos:
+            return 1
+        return self.linenos[max(0, bisect_right(self.starts, offset) - 1)]
+
+    def lines_of(self, span: tuple[int, int] | None) -> tuple[int, int]:
+        """The first and last line of *span* (the whole document for ``None``)."""
+        if span is None:
+            return self.first, self.last
+        return self.line(span[0]), self.line(max(span[0], span[1] - 1))
+
+    def error_line(self, message: str) -> int:
+        """The line a decode error's ``byte N`` points at (the last line if none is named)."""
+        m = re.search(r"byte (\d+)", message)
+        return self.line(int(m.group(1))) if m else self.last
+
+    def element_spans(self, key: bytes) -> list[tuple[int, int]]:
+        """Byte spans of the elements of the array at top-level *key*, in order.
+
+        Only object and array elements are found (the records of a session);
+        the caller checks the count against the decoded array and falls back
+        to the whole document's lines where they differ.
+        """
+        want = b'"' + key + b'"'
+        depth = 0
+        inside = -1  # the depth of the target array's elements, once entered
+        last_key = b""
+        start = 0
+        spans: list[tuple[int, int]] = []
+        for m in _TOKEN.finditer(self.buf):
+            tok = m.group()
+            if tok[0] == 0x22:
+                if depth == 1 and tok.endswith(b":"):
+                    last_key = tok[:-1].rstrip()
+                continue
+            if tok in (b"[", b"{"):
+                if inside < 0:
+                    if tok == b"[" and depth == 1 and last_key == want:
+                        inside = depth + 1
+                elif depth == inside:
+                    start = m.start()
+                depth += 1
+            else:
+                depth -= 1
+                if inside >= 0:
+                    if depth == inside:
+                        spans.append((start, m.end()))
+                    elif depth < inside:
+                        break
+        return spans
+
+
+def ms_time(ms: int | float | None) -> str:
+    """Epoch milliseconds as an RFC 3339 UTC time, to the millisecond ("" for none)."""
+    if ms is None or ms <= 0:
+        return ""
+    try:
+        when = datetime.fromtimestamp(int(ms) / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return ""
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"

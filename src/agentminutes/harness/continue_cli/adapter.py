@@ -1,0 +1,454 @@
+"""The Continue adapter: a session document, converted when the input ends.
+
+Mapping decisions:
+
+* The session becomes ``session_meta`` (its ``sessionId``, the
+  ``workspaceDirectory``); the file records no release and no times.
+* A ``user`` item becomes a ``user_message`` (``human``) of its text and
+  images; the item's ``contextItems`` (files and snippets Continue attached)
+  a second ``user_message`` (``harness``) of their contents.
+* An ``assistant`` item becomes ``thinking`` for its ``reasoning``, a
+  ``tool_call`` per ``toolCalls`` entry (the arguments string is the input
+  when it is JSON), an ``assistant_message`` with the session's model title
+  and the message's ``usage``, then a ``tool_result`` per finished entry of
+  ``toolCallStates`` (``done`` is success, ``errored`` and ``canceled`` are
+  errors). Usage counts the prompt as OpenAI does (cache reads inside it),
+  in the snake_case or camelCase shape alike.
+* A ``thinking`` item becomes ``thinking``; a ``tool`` item a ``tool_result``;
+  a ``system`` item a ``system`` event ``system_message``.
+* The session's running ``usage`` (its ``totalCost`` is Continue's own
+  figure, in US dollars, for all requests) becomes a last ``system`` event
+  ``session_usage``, as no request's cost is recorded apart.
+* Records are the elements of ``history``: each event's lines are its item's.
+
+Followed, the document is read again at each rewrite; an item whose tools
+have not finished is held back, with what follows it, until they have.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Final
+
+import msgspec
+from msgspec import Raw
+
+from agentminutes.harness._whole_json import JsonDocument
+from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.continue_cli.vocabulary import FINISHED, HARNESS, TOOL_KINDS
+from agentminutes.schema import (
+    NO_RAW,
+    AssistantMessage,
+    ContentBlock,
+    Event,
+    EventKind,
+    Meta,
+    Origin,
+    Provenance,
+    SystemEvent,
+    Thinking,
+    TokenUsage,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    UserMessage,
+)
+
+__all__ = ("ContinueAdapter",)
+
+
+class _Session(msgspec.Struct, rename="camel"):
+    session_id: str | None = None
+    title: str | None = None
+    workspace_directory: str | None = None
+    history: list[Raw] | None = None
+    chat_model_title: str | None = None
+    usage: Raw = NO_RAW
+
+
+class _Function(msgspec.Struct):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class _ToolCall(msgspec.Struct):
+    id: str | None = None
+    function: _Function | None = None
+
+
+class _Message(msgspec.Struct, rename="camel"):
+    role: str | None = None
+    content: Raw = NO_RAW
+    tool_calls: list[_ToolCall] | None = None
+    usage: Raw = NO_RAW
+    tool_call_id: str | None = None
+    signature: str | None = None
+
+
+class _Output(msgspec.Struct):
+    content: str | None = None
+    name: str | None = None
+
+
+class _State(msgspec.Struct, rename="camel"):
+    tool_call_id: str | None = None
+    tool_call: _ToolCall | None = None
+    status: str | None = None
+    output: list[_Output] | None = None
+
+
+class _Reasoning(msgspec.Struct):
+    text: str | None = None
+
+
+class _Context(msgspec.Struct):
+    name: str | None = None
+    content: str | None = None
+
+
+class _Item(msgspec.Struct, rename="camel"):
+    message: _Message | None = None
+    context_items: list[_Context] | None = None
+    tool_call_states: list[_State] | None = None
+    reasoning: _Reasoning | None = None
+
+
+class _Part(msgspec.Struct, rename="camel"):
+    type: str = ""
+    text: str | None = None
+
+
+class _Details(msgspec.Struct):
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    cachedTokens: int = 0
+    cacheWriteTokens: int = 0
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    promptTokens: int = 0
+    completionTokens: int = 0
+    prompt_tokens_details: _Details | None = None
+    promptTokensDetails: _Details | None = None
+
+
+_decode_session = msgspec.json.Decoder(_Session).decode
+_decode_item = msgspec.json.Decoder(_Item).decode
+_decode_parts = msgspec.json.Decoder(str | list[Raw]).decode
+_decode_part = msgspec.json.Decoder(_Part).decode
+_decode_usage = msgspec.json.Decoder(_Usage).decode
+_DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
+
+#: Continue writes ``sessionId`` first (its index, ``sessions.json``, is a list: no match).
+_SESSION_HEAD: Final = re.compile(rb'\{\s*"sessionId"\s*:\s*"')
+
+
+class ContinueAdapter(BaseAdapter):
+    """Parses Continue session documents (``~/.continue/sessions/<id>.json``)."""
+
+    name: ClassVar[str] = HARNESS
+    last_checked: ClassVar[str] = "1.5.0"
+
+    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
+        super().__init__(options, on_skip=on_skip)
+        self.lines: list[tuple[int, bytes]] = []
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        head = head.lstrip(b"\xef\xbb\xbf").lstrip()
+        if not head.startswith(b"{"):
+            return Confidence.NO_MATCH
+        window = head[:4096]
+        if (
+            _SESSION_HEAD.match(window)
+            and b'"workspaceDirectory"' in window
+            and b'"history"' in window
+        ):
+            return Confidence.CERTAIN
+        return Confidence.NO_MATCH
+
+    @property
+    def whole_document(self) -> bool:
+        return True
+
+    def feed(self, line: bytes, lineno: int) -> list[Event]:
+        self.lines.append((lineno, line))
+        return []
+
+    def finish(self) -> list[Event]:
+        if not self.lines:
+            return []
+        doc = JsonDocument(self.lines)
+        self.lines = []
+        try:
+            session = _decode_session(doc.buf)
+        except _DECODE_ERRORS as exc:
+            line = doc.error_line(str(exc))
+            return [self.unknown_or_fail("", doc.buf, line, f"invalid session document: {exc}")]
+        return _Builder(self, doc, session).events()
+
+
+class _Builder:
+    """One session's events, built from its decoded document."""
+
+    def __init__(self, adapter: ContinueAdapter, doc: JsonDocument, session: _Session) -> None:
+        self.adapter = adapter
+        self.doc = doc
+        self.session = session
+        self.out: list[Event] = []
+        self.keep_raw = adapter.options.keep_raw
+
+    def prov(self, span: tuple[int, int] | None, raw: bytes | None = None) -> Provenance:
+        first, last = self.doc.lines_of(span)
+        if self.keep_raw and raw is not None:
+            return Provenance(line=first, end_line=last, raw=[Raw(raw)])
+        return Provenance(line=first, end_line=last)
+
+    def events(self) -> list[Event]:
+        s = self.session
+        items = s.history or []
+        spans: list[tuple[int, int] | None] = list(self.doc.element_spans(b"history"))
+        if len(spans) != len(items):
+            spans = [None] * len(items)
+        head_end = self.doc.line(spans[0][0]) - 1 if spans and spans[0] else self.doc.first
+        head = Provenance(line=self.doc.first, end_line=max(self.doc.first, head_end))
+        if self.keep_raw:
+            head.raw = [Raw(self.doc.buf)]
+        self.out.append(
+            Event(
+                kind=EventKind.SESSION_META,
+                id=s.session_id or "",
+                provenance=head,
+                session_meta=Meta(
+                    harness=HARNESS,
+                    harness_version=self.adapter.effective_version,
+                    session_id=s.session_id or "",
+                    cwd=s.workspace_directory or "",
+                ),
+            )
+        )
+        for n, (raw, span) in enumerate(zip(items, spans, strict=True)):
+            try:
+                item = _decode_item(raw)
+            except _DECODE_ERRORS as exc:
+                self._reject("item", raw, span, f"malformed history item: {exc}")
+                continue
+            if self.adapter.options.live and not _settled(item):
+                return self.out
+            msg = item.message
+            role = (msg.role if msg is not None else None) or ""
+            if msg is None:
+                self._reject("item", raw, span, "history item without a message")
+            elif role == "user":
+                self._user(item, msg, raw, span, n)
+            elif role == "assistant":
+                self._assistant(item, msg, raw, span, n)
+            elif role == "thinking":
+                self._thinking(_text(msg.content), msg.signature or "", raw, span, f"item-{n}")
+            elif role == "tool":
+                self._tool_message(msg, raw, span)
+            elif role == "system":
+                self.out.append(
+                    Event(
+                        kind=EventKind.SYSTEM,
+                        provenance=self.prov(span, bytes(raw)),
+                        system=SystemEvent(subtype="system_message", text=_text(msg.content)),
+                    )
+                )
+            else:
+                self._reject(f"message/{role}", raw, span, f'unrecognized message role "{role}"')
+        if s.usage:
+            self.out.append(
+                Event(
+                    kind=EventKind.SYSTEM,
+                    provenance=self.prov(None, bytes(s.usage)),
+                    system=SystemEvent(subtype="session_usage", details=s.usage),
+                )
+            )
+        return self.out
+
+    def _reject(self, record_type: str, raw: bytes, span: tuple[int, int] | None, why: str) -> None:
+        first, last = self.doc.lines_of(span)
+        ev = self.adapter.unknown_or_fail(record_type, bytes(raw), first, why)
+        if ev.provenance is not None:
+            ev.provenance.end_line = last
+        self.out.append(ev)
+
+    def _user(
+        self, item: _Item, msg: _Message, raw: Raw, span: tuple[int, int] | None, n: int
+    ) -> None:
+        self.out.append(
+            Event(
+                kind=EventKind.USER_MESSAGE,
+                id=f"item-{n}",
+                provenance=self.prov(span, bytes(raw)),
+                user_message=UserMessage(origin=Origin.HUMAN, content=_content(msg.content)),
+            )
+        )
+        context = [
+            ContentBlock(kind="text", text=c.content or "")
+            for c in item.context_items or []
+            if c.content
+        ]
+        if context:
+            self.out.append(
+                Event(
+                    kind=EventKind.USER_MESSAGE,
+                    id=f"item-{n}",
+                    provenance=self.prov(span, bytes(raw)),
+                    user_message=UserMessage(origin=Origin.HARNESS, content=context),
+                )
+            )
+
+    def _thinking(
+        self, text: str, signature: str, raw: Raw, span: tuple[int, int] | None, mid: str
+    ) -> None:
+        self.out.append(
+            Event(
+                kind=EventKind.THINKING,
+                message_id=mid,
+                provenance=self.prov(span, bytes(raw)),
+                thinking=Thinking(text=text, signature=signature),
+            )
+        )
+
+    def _assistant(
+        self, item: _Item, msg: _Message, raw: Raw, span: tuple[int, int] | None, n: int
+    ) -> None:
+        mid = f"item-{n}"
+        if item.reasoning is not None and item.reasoning.text:
+            self._thinking(item.reasoning.text, "", raw, span, mid)
+        calls = list(msg.tool_calls or [])
+        known = {c.id for c in calls}
+        for state in item.tool_call_states or []:
+            if state.tool_call is not None and state.tool_call.id not in known:
+                calls.append(state.tool_call)
+                known.add(state.tool_call.id)
+        for call in calls:
+            fn = call.function or _Function()
+            name = fn.name or ""
+            call_id = call.id or ""
+            self.adapter.name_call(call_id, name)
+            self.out.append(
+                Event(
+                    kind=EventKind.TOOL_CALL,
+                    message_id=mid,
+                    provenance=self.prov(span, bytes(raw)),
+                    tool_call=ToolCall(
+                        tool_call_id=call_id,
+                        name=name,
+                        kind=TOOL_KINDS.get(name, ToolKind.OTHER),
+                        input=_arguments(fn.arguments),
+                    ),
+                )
+            )
+        self.out.append(
+            Event(
+                kind=EventKind.ASSISTANT_MESSAGE,
+                id=mid,
+                message_id=mid,
+                provenance=self.prov(span, bytes(raw)),
+                assistant_message=AssistantMessage(
+                    model=self.session.chat_model_title or "",
+                    content=_content(msg.content),
+                    usage=_usage(msg.usage),
+                ),
+            )
+        )
+        for state in item.tool_call_states or []:
+            if (state.status or "") not in FINISHED:
+                continue
+            call_id = state.tool_call_id or (state.tool_call.id if state.tool_call else "") or ""
+            text = "\n".join(o.content or "" for o in state.output or [])
+            self.out.append(
+                Event(
+                    kind=EventKind.TOOL_RESULT,
+                    provenance=self.prov(span, bytes(raw)),
+                    tool_result=ToolResult(
+                        tool_call_id=call_id,
+                        tool_name=self.adapter.tool_names.get(call_id, ""),
+                        is_error=state.status != "done",
+                        content=[ContentBlock(kind="text", text=text)] if text else None,
+                        enrichment=Raw(msgspec.json.encode({"status": state.status})),
+                    ),
+                )
+            )
+
+    def _tool_message(self, msg: _Message, raw: Raw, span: tuple[int, int] | None) -> None:
+        call_id = msg.tool_call_id or ""
+        text = _text(msg.content)
+        self.out.append(
+            Event(
+                kind=EventKind.TOOL_RESULT,
+                provenance=self.prov(span, bytes(raw)),
+                tool_result=ToolResult(
+                    tool_call_id=call_id,
+                    tool_name=self.adapter.tool_names.get(call_id, ""),
+                    content=[ContentBlock(kind="text", text=text)] if text else None,
+                ),
+            )
+        )
+
+
+def _settled(item: _Item) -> bool:
+    """Whether an item is final: every tool it called has finished."""
+    return all((s.status or "") in FINISHED for s in item.tool_call_states or [])
+
+
+def _content(raw: Raw) -> list[ContentBlock] | None:
+    """A message's content (a string, or text and image parts) as content blocks."""
+    if not raw:
+        return None
+    try:
+        value = _decode_parts(raw)
+    except _DECODE_ERRORS:
+        return [ContentBlock(kind="other", raw=raw)]
+    if isinstance(value, str):
+        return [ContentBlock(kind="text", text=value)]
+    out: list[ContentBlock] = []
+    for part_raw in value:
+        try:
+            part = _decode_part(part_raw)
+        except _DECODE_ERRORS:
+            out.append(ContentBlock(kind="other", raw=part_raw))
+            continue
+        if part.type == "text":
+            out.append(ContentBlock(kind="text", text=part.text or ""))
+        elif part.type == "imageUrl":
+            out.append(ContentBlock(kind="image", raw=part_raw))
+        else:
+            out.append(ContentBlock(kind="other", raw=part_raw))
+    return out or None
+
+
+def _text(raw: Raw) -> str:
+    return "\n".join(b.text for b in _content(raw) or [] if b.kind == "text")
+
+
+def _arguments(arguments: str | None) -> Raw:
+    """A call's arguments string as its input: the JSON it holds, else the string itself."""
+    if not arguments:
+        return NO_RAW
+    try:
+        msgspec.json.decode(arguments.encode())
+    except _DECODE_ERRORS:
+        return Raw(msgspec.json.encode(arguments))
+    return Raw(arguments.encode())
+
+
+def _usage(raw: Raw) -> TokenUsage | None:
+    if not raw:
+        return None
+    try:
+        u = _decode_usage(raw)
+    except _DECODE_ERRORS:
+        return None
+    details = u.prompt_tokens_details or u.promptTokensDetails or _Details()
+    return TokenUsage(
+        input_tokens=u.prompt_tokens or u.promptTokens,
+        output_tokens=u.completion_tokens or u.completionTokens,
+        cache_read_input_tokens=details.cached_tokens or details.cachedTokens,
+        cache_creation_input_tokens=details.cache_write_tokens or details.cacheWriteTokens,
+    )

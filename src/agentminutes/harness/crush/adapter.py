@@ -1,0 +1,585 @@
+"""The Crush adapter: sessions and messages of a ``crush.db``, one conversation per session.
+
+**Records**, for accounting, are the session's messages in creation order,
+numbered from 1; the session row is the ``session_meta`` (its provenance is
+record 1, as the first message carries it).
+
+Mapping decisions:
+
+* The session row → ``session_meta``. A session with a parent is a
+  subagent's: ``session_id`` is the parent's, ``subagent_id`` its own (Crush
+  names it after the ``agent`` tool call that started it, so it is that call's
+  id too), ``is_subagent`` set. The working directory is the folder holding
+  ``.crush/`` (the database records none); Crush records no release.
+* A ``user`` message → a ``user_message`` (``human``) of its text, image and
+  file parts; a ``shell_command`` part (a ``!`` command) → a ``system`` event
+  ``shell_command``.
+* An ``assistant`` message → ``thinking`` for its reasoning, a ``tool_call``
+  per ``tool_call`` part, then one ``assistant_message`` of its text with the
+  message's model and its ``finish`` reason; a finish of ``error`` also gives
+  a ``system`` event ``error`` with its message. A summary message
+  (``is_summary_message``) → a ``system`` event ``summary``.
+* A ``tool`` message → a ``tool_result`` per ``tool_result`` part.
+* A ``system`` message → a ``system`` event ``system_message``.
+* **Usage**: Crush keeps none per message. The session row's
+  ``prompt_tokens`` and ``completion_tokens`` are its *last* request's (each
+  request overwrites them; the prompt includes the cache reads), so they are
+  the usage of the session's last assistant message; its ``cost`` is the
+  running total of all requests (Crush's own figure, USD), to which each
+  finished subagent's cost is added. That message's ``usage.cost`` is the
+  session's own share: its cost less its subagents' in the same database
+  (``usage.extra``: ``cost_scope: "session"`` and the row's ``session_cost``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+import msgspec
+from msgspec import Raw
+
+from agentminutes.harness._rows_tail import RowsTail
+from agentminutes.harness._whole_json import ms_time
+from agentminutes.harness.base import (
+    BaseDocumentAdapter,
+    Confidence,
+    ConversationInfo,
+    DocumentSession,
+)
+from agentminutes.harness.crush.vocabulary import HARNESS, PART_TYPES, TOOL_KINDS
+from agentminutes.schema import (
+    NO_RAW,
+    AssistantMessage,
+    ContentBlock,
+    Event,
+    EventKind,
+    Meta,
+    Origin,
+    SystemEvent,
+    Thinking,
+    TokenUsage,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from agentminutes.harness.base import Document
+
+__all__ = ("CrushAdapter",)
+
+#: The tables a database needs to be read as Crush's.
+_TABLES: Final = frozenset({"sessions", "messages", "files"})
+
+
+@dataclass(slots=True)
+class _SessionRow:
+    id: str
+    parent: str
+    title: str
+    messages: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    created: int
+    updated: int
+
+
+@dataclass(slots=True)
+class _MessageRow:
+    id: str
+    role: str
+    parts: bytes
+    model: str
+    provider: str
+    created: int
+    finished: int | None
+    summary: bool
+
+
+class _Part(msgspec.Struct):
+    type: str = ""
+    data: Raw = NO_RAW
+
+
+class _Data(msgspec.Struct):
+    text: str | None = None
+    thinking: str | None = None
+    signature: str | None = None
+    id: str | None = None
+    name: str | None = None
+    input: str | None = None
+    finished: bool | None = None
+    tool_call_id: str | None = None
+    content: str | None = None
+    is_error: bool = False
+    metadata: str | None = None
+    reason: str | None = None
+    message: str | None = None
+    url: str | None = None
+    command: str | None = None
+    output: str | None = None
+    exit_code: int | None = None
+    MIMEType: str | None = None
+    Path: str | None = None
+
+
+_decode_parts = msgspec.json.Decoder(list[_Part]).decode
+_decode_data = msgspec.json.Decoder(_Data).decode
+_DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
+
+
+def _when(value: int | None) -> str:
+    """A Crush time (seconds; milliseconds in the earliest releases) as RFC 3339."""
+    if not value:
+        return ""
+    return ms_time(value if value > 100_000_000_000 else value * 1000)
+
+
+class CrushAdapter(BaseDocumentAdapter):
+    """Parses Crush databases, one session per conversation."""
+
+    name: ClassVar[str] = HARNESS
+    last_checked: ClassVar[str] = "0.43.0"
+    containers: ClassVar[frozenset[str]] = frozenset({"sqlite"})
+    zip_member: ClassVar[str] = ""
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        if not head.startswith(b"SQLite format 3\x00"):
+            return Confidence.NO_MATCH
+        if b"parent_session_id" in head and b"completion_tokens" in head:
+            return Confidence.CERTAIN
+        return Confidence.NO_MATCH
+
+    @classmethod
+    def sniff_tables(cls, tables: frozenset[str]) -> Confidence:
+        return Confidence.CERTAIN if tables >= _TABLES else Confidence.NO_MATCH
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _connect(self, doc: Document) -> sqlite3.Connection:
+        conn = doc.connect()
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = sorted(_TABLES - names)
+        if missing:
+            conn.close()
+            raise self.error(f"not a Crush database: no table {', '.join(missing)}", 0)
+        return conn
+
+    def _cwd(self, doc: Document) -> str:
+        path = getattr(doc, "path", None) or doc.name
+        folder = os.path.dirname(os.path.abspath(path))
+        return os.path.dirname(folder) if os.path.basename(folder) == ".crush" else ""
+
+    def conversations(self, doc: Document) -> list[ConversationInfo]:
+        conn = self._connect(doc)
+        try:
+            return [_info(s) for s in _sessions(conn)]
+        except sqlite3.Error as exc:
+            raise self.error(f"cannot read the database: {exc}", 0) from None
+        finally:
+            conn.close()
+
+    def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
+        conn = self._connect(doc)
+        cwd = self._cwd(doc)
+        try:
+            rows = _sessions(conn)
+            child_cost = _child_costs(rows)
+            for row in rows:
+                if only is not None and row.id != only:
+                    continue
+                self.begin(row.id)
+                events = self._build(row, _messages(conn, row.id), cwd, child_cost)
+                yield DocumentSession(_info(row), events, self.skipped)
+        except sqlite3.Error as exc:
+            raise self.error(f"cannot read the database: {exc}", 0) from None
+        finally:
+            conn.close()
+
+    def tail(self, doc: Document) -> RowsTail:
+        """Follow the database *doc* as Crush writes it (see :class:`RowsTail`)."""
+        self._tail_cwd = self._cwd(doc)
+        return RowsTail(self, doc.connect, getattr(doc, "path", None) or doc.name)
+
+    # -- following ----------------------------------------------------------------------
+
+    def fingerprints(self, conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
+        """Per session: its row, and its messages' count, last change and size."""
+        prints: dict[str, tuple[Any, ...]] = {
+            str(r[0]): tuple(r)
+            for r in conn.execute(
+                "SELECT id, title, prompt_tokens, completion_tokens, cost, updated_at FROM sessions"
+            )
+        }
+        for sid, n, changed, size, finished in conn.execute(
+            "SELECT session_id, COUNT(*), MAX(updated_at), SUM(LENGTH(CAST(parts AS BLOB))),"
+            " COUNT(finished_at) FROM messages GROUP BY session_id"
+        ):
+            if str(sid) in prints:
+                prints[str(sid)] += (n, changed, size, finished)
+        return prints
+
+    def settled_events(
+        self, conn: sqlite3.Connection, session_id: str, *, final: bool
+    ) -> list[Event]:
+        """The session's events up to its first message still being written."""
+        rows = _sessions(conn)
+        row = next((r for r in rows if r.id == session_id), None)
+        if row is None:
+            return []
+        messages = _messages(conn, session_id)
+        if not final:
+            for i, m in enumerate(messages):
+                if not _settled(m):
+                    messages = messages[:i]
+                    break
+            if not messages:
+                return []
+        self.begin(session_id)
+        return self._build(row, messages, getattr(self, "_tail_cwd", ""), _child_costs(rows))
+
+    # -- events -------------------------------------------------------------------------
+
+    def _build(
+        self,
+        row: _SessionRow,
+        messages: list[_MessageRow],
+        cwd: str,
+        child_cost: dict[str, float],
+    ) -> list[Event]:
+        meta = Meta(
+            harness=HARNESS,
+            harness_version=self.effective_version,
+            session_id=row.parent or row.id,
+            cwd=cwd,
+        )
+        if row.parent:
+            meta.subagent_id = row.id
+            meta.is_subagent = True
+        raw = msgspec.json.encode(
+            {
+                "id": row.id,
+                "parent_session_id": row.parent or None,
+                "title": row.title,
+                "message_count": row.messages,
+                "prompt_tokens": row.prompt_tokens,
+                "completion_tokens": row.completion_tokens,
+                "cost": row.cost,
+                "created_at": row.created,
+                "updated_at": row.updated,
+            }
+        )
+        events = [
+            Event(
+                kind=EventKind.SESSION_META,
+                timestamp=_when(row.created),
+                id=row.id,
+                provenance=self.record_prov(Raw(raw), 1) if messages else None,
+                session_meta=meta,
+            )
+        ]
+        last_reply: Event | None = None
+        for n, msg in enumerate(messages, 1):
+            reply = self._message(msg, n, events)
+            if reply is not None:
+                last_reply = reply
+        recorded = row.prompt_tokens or row.completion_tokens or row.cost
+        if recorded and last_reply is not None and last_reply.assistant_message is not None:
+            own = round(max(0.0, row.cost - child_cost.get(row.id, 0.0)), 10)
+            last_reply.assistant_message.usage = TokenUsage(
+                input_tokens=row.prompt_tokens,
+                output_tokens=row.completion_tokens,
+                cost=own,
+                extra={
+                    "cost_scope": Raw(b'"session"'),
+                    "session_cost": Raw(msgspec.json.encode(row.cost)),
+                },
+            )
+        return events
+
+    def _message(self, msg: _MessageRow, n: int, out: list[Event]) -> Event | None:
+        prov = self.record_prov(Raw(_record(msg)), n)
+        ts = _when(msg.created)
+        try:
+            parts = _decode_parts(msg.parts) if msg.parts else []
+            data = [_decode_data(p.data) if p.data else _Data() for p in parts]
+        except _DECODE_ERRORS as exc:
+            out.append(self.unknown_or_fail("message", _record(msg), n, f"malformed parts: {exc}"))
+            return None
+        for p in parts:
+            if p.type not in PART_TYPES:
+                out.append(
+                    self.unknown_or_fail(
+                        f"part/{p.type}", _record(msg), n, f'unrecognized part type "{p.type}"'
+                    )
+                )
+                return None
+        if msg.summary:
+            text = "".join(
+                d.text or "" for p, d in zip(parts, data, strict=True) if p.type == "text"
+            )
+            out.append(
+                Event(
+                    kind=EventKind.SYSTEM,
+                    timestamp=ts,
+                    id=msg.id,
+                    provenance=prov,
+                    system=SystemEvent(subtype="summary", text=text),
+                )
+            )
+            return None
+        if msg.role == "user":
+            content: list[ContentBlock] = []
+            for p, d in zip(parts, data, strict=True):
+                if p.type == "text":
+                    content.append(ContentBlock(kind="text", text=d.text or ""))
+                elif p.type == "image_url":
+                    content.append(ContentBlock(kind="image", uri=d.url or "", raw=p.data))
+                elif p.type == "binary":
+                    kind = "image" if (d.MIMEType or "").startswith("image/") else "resource"
+                    content.append(
+                        ContentBlock(kind=kind, mime_type=d.MIMEType or "", uri=d.Path or "")
+                    )
+                elif p.type == "shell_command":
+                    out.append(
+                        Event(
+                            kind=EventKind.SYSTEM,
+                            timestamp=ts,
+                            id=msg.id,
+                            provenance=prov,
+                            system=SystemEvent(
+                                subtype="shell_command", text=d.command or "", details=p.data
+                            ),
+                        )
+                    )
+            if content or not parts:
+                out.append(
+                    Event(
+                        kind=EventKind.USER_MESSAGE,
+                        timestamp=ts,
+                        id=msg.id,
+                        provenance=prov,
+                        user_message=UserMessage(origin=Origin.HUMAN, content=content or None),
+                    )
+                )
+            return None
+        if msg.role == "assistant":
+            return self._assistant(msg, parts, data, prov, ts, out)
+        if msg.role == "tool":
+            for p, d in zip(parts, data, strict=True):
+                if p.type != "tool_result":
+                    continue
+                call_id = d.tool_call_id or ""
+                out.append(
+                    Event(
+                        kind=EventKind.TOOL_RESULT,
+                        timestamp=ts,
+                        id=msg.id,
+                        provenance=prov,
+                        tool_result=ToolResult(
+                            tool_call_id=call_id,
+                            tool_name=d.name or self.tool_names.get(call_id, ""),
+                            is_error=d.is_error,
+                            content=[ContentBlock(kind="text", text=d.content)]
+                            if d.content
+                            else None,
+                            enrichment=Raw(msgspec.json.encode({"metadata": d.metadata}))
+                            if d.metadata
+                            else NO_RAW,
+                        ),
+                    )
+                )
+            return None
+        if msg.role == "system":
+            text = "".join(
+                d.text or "" for p, d in zip(parts, data, strict=True) if p.type == "text"
+            )
+            out.append(
+                Event(
+                    kind=EventKind.SYSTEM,
+                    timestamp=ts,
+                    id=msg.id,
+                    provenance=prov,
+                    system=SystemEvent(subtype="system_message", text=text),
+                )
+            )
+            return None
+        out.append(
+            self.unknown_or_fail(
+                f"message/{msg.role}", _record(msg), n, f'unrecognized message role "{msg.role}"'
+            )
+        )
+        return None
+
+    def _assistant(
+        self,
+        msg: _MessageRow,
+        parts: list[_Part],
+        data: list[_Data],
+        prov: Any,
+        ts: str,
+        out: list[Event],
+    ) -> Event:
+        texts: list[ContentBlock] = []
+        stop = ""
+        failure: _Data | None = None
+        for p, d in zip(parts, data, strict=True):
+            if p.type == "reasoning" and d.thinking:
+                out.append(
+                    Event(
+                        kind=EventKind.THINKING,
+                        timestamp=ts,
+                        message_id=msg.id,
+                        provenance=prov,
+                        thinking=Thinking(text=d.thinking, signature=d.signature or ""),
+                    )
+                )
+            elif p.type == "tool_call":
+                name = d.name or ""
+                call_id = d.id or ""
+                self.name_call(call_id, name)
+                out.append(
+                    Event(
+                        kind=EventKind.TOOL_CALL,
+                        timestamp=ts,
+                        message_id=msg.id,
+                        provenance=prov,
+                        tool_call=ToolCall(
+                            tool_call_id=call_id,
+                            name=name,
+                            kind=TOOL_KINDS.get(name, ToolKind.OTHER),
+                            input=_input(d.input),
+                        ),
+                    )
+                )
+            elif p.type == "text":
+                texts.append(ContentBlock(kind="text", text=d.text or ""))
+            elif p.type == "finish":
+                stop = d.reason or ""
+                if stop == "error":
+                    failure = d
+        reply = Event(
+            kind=EventKind.ASSISTANT_MESSAGE,
+            timestamp=ts,
+            id=msg.id,
+            message_id=msg.id,
+            provenance=prov,
+            assistant_message=AssistantMessage(
+                model=msg.model, content=texts or None, stop_reason=stop
+            ),
+        )
+        out.append(reply)
+        if failure is not None:
+            out.append(
+                Event(
+                    kind=EventKind.SYSTEM,
+                    timestamp=ts,
+                    message_id=msg.id,
+                    provenance=prov,
+                    system=SystemEvent(
+                        subtype="error", level="error", text=failure.message or "error"
+                    ),
+                )
+            )
+        return reply
+
+
+def _settled(msg: _MessageRow) -> bool:
+    """A message that will not change: any but a reply still streaming (no finish yet)."""
+    if msg.role != "assistant":
+        return True
+    return msg.finished is not None or b'"type":"finish"' in msg.parts
+
+
+def _input(text: str | None) -> Raw:
+    if not text:
+        return NO_RAW
+    try:
+        msgspec.json.decode(text.encode())
+    except _DECODE_ERRORS:
+        return Raw(msgspec.json.encode(text))
+    return Raw(text.encode())
+
+
+def _record(msg: _MessageRow) -> bytes:
+    return msgspec.json.encode(
+        {
+            "id": msg.id,
+            "role": msg.role,
+            "model": msg.model or None,
+            "provider": msg.provider or None,
+            "created_at": msg.created,
+            "finished_at": msg.finished,
+            "parts": Raw(msg.parts) if msg.parts else [],
+        }
+    )
+
+
+def _info(row: _SessionRow) -> ConversationInfo:
+    return ConversationInfo(
+        id=row.id,
+        title=" ".join(row.title.split())[:80],
+        created=_when(row.created),
+        updated=_when(row.updated),
+        messages=row.messages,
+    )
+
+
+def _sessions(conn: sqlite3.Connection) -> list[_SessionRow]:
+    return [
+        _SessionRow(
+            id=str(r[0]),
+            parent=r[1] or "",
+            title=r[2] or "",
+            messages=int(r[3] or 0),
+            prompt_tokens=int(r[4] or 0),
+            completion_tokens=int(r[5] or 0),
+            cost=float(r[6] or 0.0),
+            created=int(r[7] or 0),
+            updated=int(r[8] or 0),
+        )
+        for r in conn.execute(
+            "SELECT id, parent_session_id, title, message_count, prompt_tokens,"
+            " completion_tokens, cost, created_at, updated_at FROM sessions"
+            " ORDER BY created_at, rowid"
+        )
+    ]
+
+
+def _child_costs(rows: list[_SessionRow]) -> dict[str, float]:
+    """Per parent session: the cost of its subagents, which Crush adds to the parent's."""
+    out: dict[str, float] = {}
+    for r in rows:
+        if r.parent and not r.id.startswith("title-"):
+            out[r.parent] = out.get(r.parent, 0.0) + r.cost
+    return out
+
+
+def _messages(conn: sqlite3.Connection, session_id: str) -> list[_MessageRow]:
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    provider = "provider" if "provider" in columns else "NULL"
+    summary = "is_summary_message" if "is_summary_message" in columns else "0"
+    return [
+        _MessageRow(
+            id=str(r[0]),
+            role=str(r[1] or ""),
+            parts=r[2].encode() if isinstance(r[2], str) else bytes(r[2] or b""),
+            model=r[3] or "",
+            provider=r[4] or "",
+            created=int(r[5] or 0),
+            finished=None if r[6] is None else int(r[6]),
+            summary=bool(r[7]),
+        )
+        for r in conn.execute(
+            f"SELECT id, role, parts, model, {provider}, created_at, finished_at, {summary}"
+            " FROM messages WHERE session_id = ? ORDER BY created_at, rowid",
+            (session_id,),
+        )
+    ]
