@@ -119,7 +119,8 @@ def build(path: str) -> None:
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)
     conn.executemany(
-        "INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1)",
+        "INSERT INTO goose_db_version (version_id, is_applied, tstamp)"
+        " VALUES (?, 1, '2026-01-08 09:49:00')",
         [
             (0,),
             (20250424200609,),

@@ -99,7 +99,8 @@ def build(path: str) -> None:
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)
     conn.executemany(
-        "INSERT INTO schema_version (version) VALUES (?)", [(v,) for v in range(1, 14)]
+        "INSERT INTO schema_version (version, applied_at) VALUES (?, '2026-01-08 09:49:00')",
+        [(v,) for v in range(1, 14)],
     )
     model = json.dumps(
         {
@@ -245,9 +246,9 @@ def build(path: str) -> None:
     ]
     for sid, role, content, created, meta in rows:
         cur = conn.execute(
-            "INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (sid, role, json.dumps(content), created, meta),
+            "INSERT INTO messages (session_id, role, content_json, created_timestamp, timestamp,"
+            " metadata_json) VALUES (?, ?, ?, ?, datetime(?, 'unixepoch'), ?)",
+            (sid, role, json.dumps(content), created, created, meta),
         )
         conn.execute(
             "UPDATE messages SET message_id = ? WHERE id = ?",

@@ -83,12 +83,13 @@ def adapter_line(adapter: Adapter, raw: bytes, lineno: int) -> bytes | None:
     """The line *adapter* is fed for *raw*: :func:`clean_line`'s, or its indentation kept.
 
     A format whose lines are text, not records (Aider's Markdown history),
-    says so with ``keeps_indent``: its lines lose only trailing white space,
-    so a reply's code keeps its layout. Blank lines are passed over all the same.
+    says so with ``keeps_indent``: its lines lose only their line ending, so
+    a reply's code keeps its layout (and Aider's two-space line breaks, which
+    mark its own lines, stay). Blank lines are passed over all the same.
     """
     if not getattr(adapter, "keeps_indent", False):
         return clean_line(raw, lineno)
-    line = raw.rstrip()
+    line = raw.rstrip(b"\r\n")
     if lineno == 1 and line.startswith(_BOM):
         line = line[3:]
     return line if line.strip() else b""

@@ -4,7 +4,11 @@ Lines group into blocks: a run of ``#### `` lines (one input), a run of
 ``> `` lines (what Aider reported; a multi-line report quotes only its first
 line, so a line right under a quote, with no blank line between, continues
 it), and the reply text between them (blank lines inside it are paragraph
-breaks; a fenced code block is kept whole whatever its lines start with).
+breaks). Aider ends each line it writes for an input or a report with a
+Markdown line break (two spaces): where a file has them, a line counts as an
+input or a report only with them, so a reply's own ``#### Heading`` or
+``> quote`` stays in the reply. (A file whose trailing spaces were stripped,
+by an editor before a commit, is read by the prefixes alone.)
 
 Mapping decisions:
 
@@ -34,7 +38,6 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness.aider.vocabulary import (
-    FENCE,
     HARNESS,
     MODEL_LINE,
     QUOTE_PREFIX,
@@ -77,7 +80,8 @@ class AiderAdapter(BaseAdapter):
         super().__init__(options, on_skip=on_skip)
         self.kind = ""
         self.lines: list[tuple[int, str]] = []
-        self.fenced = False
+        #: Whether the file marks Aider's own lines with a two-space break (None: not seen yet).
+        self.marked: bool | None = None
         self.model = ""
         #: The header of the run whose opening event is not out yet: (line, local time, raw).
         self.run: tuple[int, str, bytes] | None = None
@@ -98,34 +102,34 @@ class AiderAdapter(BaseAdapter):
     # -- feeding ----------------------------------------------------------------------
 
     def feed(self, line: bytes, lineno: int) -> list[Event]:
-        text = line.decode("utf-8", "replace").rstrip()
+        text = line.decode("utf-8", "replace").rstrip("\r\n")
+        broken = text.endswith("  ")
+        text = text.rstrip()
         bare = text.strip()
         out: list[Event] = []
         header = RUN_HEADER.match(bare.encode())
-        if header and not self.fenced:
+        if header:
             self._close(out)
             self._flush_reply(out)
             self._open_run(out)
             self.run = (lineno, header.group(1).decode(), line)
             self.runs += 1
             return out
-        kind = self._kind(bare, lineno)
+        kind = self._kind(bare, lineno, broken)
         if kind != self.kind or (kind != _REPLY and self.lines and lineno > self.lines[-1][0] + 1):
             self._close(out)
             self.kind = kind
-        if kind == _REPLY and FENCE.match(text.encode()):
-            self.fenced = not self.fenced
         self.lines.append((lineno, text))
         return out
 
-    def _kind(self, bare: str, lineno: int) -> str:
-        if self.kind == _REPLY and self.fenced:
-            return _REPLY
+    def _kind(self, bare: str, lineno: int, broken: bool) -> str:
         raw = bare.encode()
-        if raw == USER_PREFIX or raw.startswith(USER_PREFIX + b" "):
-            return _USER
-        if raw == QUOTE_PREFIX or raw.startswith(QUOTE_PREFIX + b" "):
-            return _QUOTE
+        for prefix, kind in ((USER_PREFIX, _USER), (QUOTE_PREFIX, _QUOTE)):
+            if raw == prefix or raw.startswith(prefix + b" "):
+                if self.marked is None:
+                    self.marked = broken
+                if broken or not self.marked:
+                    return kind
         if self.kind == _QUOTE and self.lines and lineno == self.lines[-1][0] + 1:
             return _QUOTE  # a multi-line report: only its first line is quoted
         return _REPLY
@@ -143,7 +147,7 @@ class AiderAdapter(BaseAdapter):
         lines, kind = self.lines, self.kind
         if not lines:
             return
-        self.lines, self.kind, self.fenced = [], "", False
+        self.lines, self.kind = [], ""
         last = lines[-1][0]
         if kind == _QUOTE:
             texts = [_unquote(t) for _, t in lines]

@@ -33,9 +33,6 @@ TOKENS_LINE: Final = re.compile(
     r"(?: Cost: \$(?P<cost>[\d.,]+) (?:message|request), \$(?P<session>[\d.,]+) session\.)?"
 )
 
-#: A fenced code block's fence in a reply (inside one, no line starts a new block).
-FENCE: Final = re.compile(rb"^\s{0,3}(```|~~~)")
-
 
 def token_count(text: str) -> tuple[int, bool]:
     """A count as Aider prints it (``222``, ``3.2k``, ``12k``, ``1,234``): its value, and

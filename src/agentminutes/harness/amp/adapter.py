@@ -24,8 +24,9 @@ Mapping decisions:
   message's lines in the file.
 
 Followed, a thread is read again at each rewrite; a message still streaming,
-or a tool still running, is held back (with everything after it) until it
-settles, so no event is written before it is final.
+a tool still running, or a reply whose charge the ledger has not booked yet
+is held back (with everything after it) until it settles, so no event is
+written before it is final.
 """
 
 from __future__ import annotations
@@ -234,6 +235,7 @@ class _Builder:
         self.when = ""
         self.keep_raw = adapter.options.keep_raw
         self._unmatched: list[tuple[Raw, _LedgerEvent]] = []
+        self._booked: set[str] = set()
 
     def prov(self, span: tuple[int, int] | None, raw: bytes | None = None) -> Provenance:
         first, last = self.doc.lines_of(span)
@@ -274,8 +276,8 @@ class _Builder:
             except _DECODE_ERRORS as exc:
                 self._reject("message", raw, span, f"malformed message: {exc}")
                 continue
-            if self.adapter.options.live and not _settled(msg):
-                return self.out  # a message still being written: shown once it settles
+            if self.adapter.options.live and not self._settled(msg):
+                break  # a message still being written: shown once it settles
             role = msg.role or ""
             if role == "user":
                 self._user(msg, raw, span)
@@ -289,6 +291,18 @@ class _Builder:
         for raw in t.relationships or []:
             self._relationship(raw)
         return self.out
+
+    def _settled(self, msg: _Message) -> bool:
+        """Whether *msg* is final: done, its tools finished, its charge in the ledger.
+
+        A thread that keeps a ledger books each reply's charge there once it is
+        complete: a reply the ledger does not name yet may still get its cost.
+        """
+        if not _settled(msg):
+            return False
+        if msg.role != "assistant" or self.thread.usage_ledger is None or msg.usage is None:
+            return True
+        return _id(msg) in self._booked
 
     # -- thread fields ----------------------------------------------------------------
 
@@ -332,6 +346,7 @@ class _Builder:
                 self._reject("usageLedger/event", raw, None, f"malformed usage ledger event: {exc}")
                 continue
             key = str(ev.to_message_id) if ev.to_message_id is not None else ""
+            self._booked.add(key)
             if key in ids:
                 credits[key] = credits.get(key, 0.0) + (ev.credits or 0.0)
             else:

@@ -18,7 +18,9 @@ Mapping decisions:
   a ``system`` item a ``system`` event ``system_message``.
 * The session's running ``usage`` (its ``totalCost`` is Continue's own
   figure, in US dollars, for all requests) becomes a last ``system`` event
-  ``session_usage``, as no request's cost is recorded apart.
+  ``session_usage``, as no request's cost is recorded apart. Its id is a
+  digest of the figures: a follower writes each new running total once, as
+  the session grows (``convert`` writes the last).
 * Records are the elements of ``history``: each event's lines are its item's.
 
 Followed, the document is read again at each rewrite; an item whose tools
@@ -27,6 +29,7 @@ have not finished is held back, with what follows it, until they have.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import ClassVar, Final
 
@@ -236,7 +239,7 @@ class _Builder:
                 self._reject("item", raw, span, f"malformed history item: {exc}")
                 continue
             if self.adapter.options.live and not _settled(item):
-                return self.out
+                break  # its tools still run: shown once they have finished
             msg = item.message
             role = (msg.role if msg is not None else None) or ""
             if msg is None:
@@ -260,9 +263,12 @@ class _Builder:
             else:
                 self._reject(f"message/{role}", raw, span, f'unrecognized message role "{role}"')
         if s.usage:
+            # Known by its figures: a follower shows each new running total once.
+            digest = hashlib.sha256(bytes(s.usage)).hexdigest()[:16]
             self.out.append(
                 Event(
                     kind=EventKind.SYSTEM,
+                    id=f"usage-{digest}",
                     provenance=self.prov(None, bytes(s.usage)),
                     system=SystemEvent(subtype="session_usage", details=s.usage),
                 )

@@ -204,7 +204,12 @@ class CrushAdapter(BaseDocumentAdapter):
             conn.close()
 
     def tail(self, doc: Document) -> RowsTail:
-        """Follow the database *doc* as Crush writes it (see :class:`RowsTail`)."""
+        """Follow the database *doc* as Crush writes it (see :class:`RowsTail`).
+
+        A reply is shown once finished and followed by another message (the
+        session's last reply takes the session's usage, written after it);
+        the stop shows the rest.
+        """
         self._tail_cwd = self._cwd(doc)
         return RowsTail(self, doc.connect, getattr(doc, "path", None) or doc.name)
 
@@ -243,7 +248,15 @@ class CrushAdapter(BaseDocumentAdapter):
             if not messages:
                 return []
         self.begin(session_id)
-        return self._build(row, messages, getattr(self, "_tail_cwd", ""), _child_costs(rows))
+        events = self._build(row, messages, getattr(self, "_tail_cwd", ""), _child_costs(rows))
+        if not final:
+            # The session's last reply carries the session's usage, which the harness
+            # writes after it: it (and what follows it) is shown once a later reply
+            # takes its place, or at the stop.
+            replies = [i for i, e in enumerate(events) if e.kind == EventKind.ASSISTANT_MESSAGE]
+            if replies:
+                events = events[: replies[-1]]
+        return events
 
     # -- events -------------------------------------------------------------------------
 

@@ -240,7 +240,7 @@ class GooseAdapter(BaseDocumentAdapter):
     def settled_events(
         self, conn: sqlite3.Connection, session_id: str, *, final: bool
     ) -> list[Event]:
-        """The session's events (Goose writes each message whole, once it is complete)."""
+        """The session's events, its last reply held (Goose writes each message whole)."""
         row = next((r for r in _sessions(conn) if r.id == session_id), None)
         if row is None:
             return []
@@ -248,7 +248,15 @@ class GooseAdapter(BaseDocumentAdapter):
         if not messages and not final:
             return []
         self.begin(session_id)
-        return self._build(row, messages)
+        events = self._build(row, messages)
+        if not final:
+            # The session's last reply carries the session's usage, which the harness
+            # writes after it: it (and what follows it) is shown once a later reply
+            # takes its place, or at the stop.
+            replies = [i for i, e in enumerate(events) if e.kind == EventKind.ASSISTANT_MESSAGE]
+            if replies:
+                events = events[: replies[-1]]
+        return events
 
     # -- events -------------------------------------------------------------------------
 
