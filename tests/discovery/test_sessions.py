@@ -265,9 +265,9 @@ def test_an_empty_home_says_no_harness_is_there(tmp_path: Path) -> None:
     assert (p.returncode, p.stdout) == (0, "[]\n")
     # Missing folders are no skipped files; with none of them there, one line says so.
     assert p.stderr == (
-        "agentminutes: no transcripts folder of any harness here (antigravity, claude-code, "
-        "codex, copilot, droid, gemini-cli, kimi, pi, qwen-code, cline, opencode); --harness NAME --root DIR reads another "
-        "folder\n"
+        "agentminutes: no transcripts folder of any harness here (amp, antigravity, claude-code, "
+        "codex, continue-cli, copilot, cursor, droid, gemini-cli, kimi, pi, qwen-code, cline, "
+        "crush, goose, opencode); --harness NAME --root DIR reads another folder\n"
         "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
     )
     # A home with one harness's folder says nothing of the others.

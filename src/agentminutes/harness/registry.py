@@ -42,15 +42,21 @@ __all__ = (
 
 #: Every harness folder below ``agentminutes.harness``, alphabetical by harness name.
 FOLDERS: Final[tuple[str, ...]] = (
+    "agentminutes.harness.aider",
+    "agentminutes.harness.amp",
     "agentminutes.harness.antigravity",
     "agentminutes.harness.chatgpt",
     "agentminutes.harness.claude_ai",
     "agentminutes.harness.claude_code",
     "agentminutes.harness.cline",
     "agentminutes.harness.codex",
+    "agentminutes.harness.continue_cli",
     "agentminutes.harness.copilot",
+    "agentminutes.harness.crush",
+    "agentminutes.harness.cursor",
     "agentminutes.harness.droid",
     "agentminutes.harness.gemini_cli",
+    "agentminutes.harness.goose",
     "agentminutes.harness.kimi",
     "agentminutes.harness.opencode",
     "agentminutes.harness.pi",

@@ -1,8 +1,8 @@
 """Whole documents rewritten on every turn: what each rewrite adds.
 
-The older formats that keep a session as one JSON document (Gemini CLI
-``session-*.json``, the oldest Copilot sessions) are rewritten whole on every
-turn, so a follower reads each version to its end and writes only the
+The formats that keep a session as one JSON document (Gemini CLI
+``session-*.json``, the oldest Copilot sessions, Amp threads, Continue
+sessions) are rewritten whole on every turn, so a follower reads each version to its end and writes only the
 events it has not written yet.
 """
 
@@ -12,24 +12,34 @@ import hashlib
 
 from agentminutes.errors import ParseError
 from agentminutes.harness import Adapter, ParseOptions
+from agentminutes.pipeline.conversion import adapter_line
 from agentminutes.pipeline.verbatim import safe_events
 from agentminutes.schema import Event
 
 __all__ = ("document_news", "unseen")
 
 
-def document_news(adapter: Adapter, options: ParseOptions) -> list[Event]:
+def document_news(
+    adapter: Adapter, options: ParseOptions, held: tuple[int, bytes] | None = None
+) -> list[Event]:
     """The events of a whole document read to its end, but those of its last record.
 
     The document is converted on a copy of the adapter, so the follow goes on
     reading; a document the harness is still writing does not parse yet, and
-    waits for the next change. The events of its last record are held: the
-    harness may rewrite that record (a reply gets its token counts later), so
-    they are written once a later save shows a record after it, or at the stop.
+    waits for the next change. *held* is the file's last line when it has no
+    newline yet: a harness that writes its document with none (Continue's
+    ``JSON.stringify``) ends every save so, and the copy reads it too. The
+    events of its last record are held: the harness may rewrite that record (a
+    reply gets its token counts later), so they are written once a later save
+    shows a record after it, or at the stop.
     """
     scratch = type(adapter)(options, on_skip=None)
     scratch.restore(adapter.snapshot())
     try:
+        if held is not None:
+            line = adapter_line(scratch, held[1], held[0])
+            if line:
+                scratch.feed(line, held[0])
         events = safe_events(scratch.finish())
     except ParseError:
         return []

@@ -306,7 +306,9 @@ class Transcript:
             and not tail.behind
             and self.error is None
         ):
-            events.extend(unseen(self.shown, document_news(adapter, self.config.options)))
+            last = tail.splitter.held()
+            news = document_news(adapter, self.config.options, last)
+            events.extend(unseen(self.shown, news))
         if reset == "truncated":
             held = self._held_at_end(rewritten=True)
             if not (self.adapter is not None and self.adapter.whole_document):
@@ -464,6 +466,8 @@ class Transcript:
         if rewritten and adapter.whole_document:
             return []
         try:
+            if adapter.whole_document:
+                self._feed_held_line(adapter)
             held = safe_events(adapter.finish())
         except ParseError as exc:
             self.config.notice(f"{exc.with_path(self.name)}; its held events are lost")
@@ -471,6 +475,18 @@ class Transcript:
         if adapter.whole_document:
             held = unseen(self.shown, held)
         return self._deliverable(held)
+
+    def _feed_held_line(self, adapter: Adapter) -> None:
+        """Give a whole document its last line when the file ends without a newline.
+
+        Such a document (Continue writes its session with none) is complete as
+        saved; its last line would otherwise wait for a newline that never comes.
+        """
+        held = self.tail.splitter.held()
+        if held is not None:
+            line = adapter_line(adapter, held[1], held[0])
+            if line:
+                adapter.feed(line, held[0])
 
     def start_over(self) -> None:
         """Follow the path again from its start (after truncation or replacement)."""
@@ -531,6 +547,8 @@ class Transcript:
             return None
         snapshot = adapter.snapshot() if self.config.checkpoint else None
         whole = adapter.whole_document
+        if whole:
+            self._feed_held_line(adapter)
         held = safe_events(adapter.finish())
         if whole:
             held = unseen(self.shown, held)

@@ -90,6 +90,12 @@ class LineSplitter:
         self.offset += completed
         return list(zip(range(first, first + len(parts)), parts, strict=True))
 
+    def held(self) -> tuple[int, bytes] | None:
+        """The incomplete last line, still held (``None`` when there is none): ``(lineno, bytes)``."""
+        if not self._pending:
+            return None
+        return self.lineno + 1, b"".join(self._pending)
+
     def flush(self) -> LineBatch:
         """End of a finished input: hand out a held last line that has no newline."""
         if not self._pending:

@@ -12,7 +12,41 @@ time and no tool calls (Aider edits files from the reply's text).
 
 from __future__ import annotations
 
-from agentminutes.harness.aider.adapter import AiderAdapter
-from agentminutes.harness.aider.vocabulary import HARNESS
+from typing import TYPE_CHECKING, Final
 
-__all__ = ("HARNESS", "AiderAdapter")
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from agentminutes.harness.aider.adapter import AiderAdapter
+
+__all__ = ("DESCRIPTION", "AiderAdapter")
+
+
+#: Everything the project knows about Aider.
+DESCRIPTION: Final = Harness(
+    name="aider",
+    display_name="Aider",
+    reads="lines",
+    adapter="agentminutes.harness.aider.adapter:AiderAdapter",
+    # No home folder: Aider writes in each repository it runs in (the git root, else the
+    # working directory), so a history is found under a --root given, not by default.
+    roots=None,
+    env=(),
+    patterns=(".aider.chat.history*.md",),
+    archives=None,
+    layout="agentminutes.discovery.layouts.aider:AiderLocator",
+    tail=False,
+    vocabulary=None,
+    baseline=None,
+    # The report under each reply: "sent" is the whole prompt (cache hits inside it),
+    # the message's cost as printed in usage.cost; no ids, so each request counts.
+    usage=UsageRule(input_includes_cache=True, key_rule=""),
+    prompt="input",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"AiderAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

@@ -12,7 +12,49 @@ write no local file (nothing to read there).
 
 from __future__ import annotations
 
-from agentminutes.harness.amp.adapter import AmpAdapter
-from agentminutes.harness.amp.vocabulary import HARNESS
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
 
-__all__ = ("HARNESS", "AmpAdapter")
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home, path
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.amp.adapter import AmpAdapter
+
+__all__ = ("DESCRIPTION", "AmpAdapter")
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # T-<uuid>.json, one per thread; XDG_DATA_HOME (default ~/.local/share) holds amp/.
+    data = env.get("XDG_DATA_HOME", "").strip()
+    base = path(data).expanduser() if data else home(env) / ".local" / "share"
+    return [base / "amp" / "threads"]
+
+
+#: Everything the project knows about Amp.
+DESCRIPTION: Final = Harness(
+    name="amp",
+    display_name="Amp",
+    reads="lines",
+    adapter="agentminutes.harness.amp.adapter:AmpAdapter",
+    roots=_roots,
+    env=("XDG_DATA_HOME",),
+    patterns=("T-*.json",),
+    archives=None,
+    layout="agentminutes.discovery.layouts.files:FilesLocator",
+    tail=False,
+    vocabulary=None,
+    baseline=None,
+    # inputTokens excludes cacheReadInputTokens and cacheCreationInputTokens; the
+    # ledger's credits are usage.cost; message ids are small numbers per thread.
+    usage=UsageRule(input_includes_cache=False),
+    prompt="all",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"AmpAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

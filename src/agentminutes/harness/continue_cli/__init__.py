@@ -9,7 +9,48 @@ sessions is their index, not a session.
 
 from __future__ import annotations
 
-from agentminutes.harness.continue_cli.adapter import ContinueAdapter
-from agentminutes.harness.continue_cli.vocabulary import HARNESS
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
 
-__all__ = ("HARNESS", "ContinueAdapter")
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home, path
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.continue_cli.adapter import ContinueAdapter
+
+__all__ = ("DESCRIPTION", "ContinueAdapter")
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # <session id>.json beside the index sessions.json; CONTINUE_GLOBAL_DIR moves ~/.continue.
+    moved = env.get("CONTINUE_GLOBAL_DIR", "").strip()
+    base = path(moved).expanduser() if moved else home(env) / ".continue"
+    return [base / "sessions"]
+
+
+#: Everything the project knows about Continue.
+DESCRIPTION: Final = Harness(
+    name="continue-cli",
+    display_name="Continue",
+    reads="lines",
+    adapter="agentminutes.harness.continue_cli.adapter:ContinueAdapter",
+    roots=_roots,
+    env=("CONTINUE_GLOBAL_DIR",),
+    patterns=("????????-????-????-????-????????????.json",),
+    archives=None,
+    layout="agentminutes.discovery.layouts.files:FilesLocator",
+    tail=False,
+    vocabulary=None,
+    baseline=None,
+    # OpenAI-shaped: prompt_tokens counts the cached tokens; ids are per session.
+    usage=UsageRule(input_includes_cache=True, key_rule=""),
+    prompt="input",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"ContinueAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

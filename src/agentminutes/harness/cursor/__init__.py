@@ -12,7 +12,44 @@ holds protobuf blobs and is not read.)
 
 from __future__ import annotations
 
-from agentminutes.harness.cursor.adapter import CursorAdapter
-from agentminutes.harness.cursor.vocabulary import HARNESS
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
 
-__all__ = ("HARNESS", "CursorAdapter")
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.cursor.adapter import CursorAdapter
+
+__all__ = ("DESCRIPTION", "CursorAdapter")
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # <cwd slug>/agent-transcripts/<id>/<id>.jsonl, <id>/subagents/<agent id>.jsonl.
+    return [home(env) / ".cursor" / "projects"]
+
+
+#: Everything the project knows about Cursor.
+DESCRIPTION: Final = Harness(
+    name="cursor",
+    display_name="Cursor",
+    reads="lines",
+    adapter="agentminutes.harness.cursor.adapter:CursorAdapter",
+    roots=_roots,
+    env=(),
+    patterns=("*.jsonl",),
+    archives=None,
+    layout="agentminutes.discovery.layouts.cursor:CursorLocator",
+    tail=False,
+    vocabulary=None,
+    baseline=None,
+    usage=None,  # the transcripts record no usage
+    prompt="",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"CursorAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

@@ -13,7 +13,53 @@ there instead; those are not read.
 
 from __future__ import annotations
 
-from agentminutes.harness.goose.adapter import GooseAdapter
-from agentminutes.harness.goose.vocabulary import HARNESS
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
 
-__all__ = ("HARNESS", "GooseAdapter")
+from agentminutes._lazy import lazy_exports
+from agentminutes.harness.description import Harness, home, path
+from agentminutes.schema.usage import UsageRule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentminutes.harness.goose.adapter import GooseAdapter
+
+__all__ = ("DESCRIPTION", "GooseAdapter")
+
+
+def _roots(env: Mapping[str, str]) -> list[Path]:
+    # sessions/sessions.db in Goose's data folder: GOOSE_PATH_ROOT/data, else
+    # XDG_DATA_HOME/goose, else ~/.local/share/goose.
+    moved = env.get("GOOSE_PATH_ROOT", "").strip()
+    if moved:
+        return [path(moved).expanduser() / "data" / "sessions"]
+    data = env.get("XDG_DATA_HOME", "").strip()
+    base = path(data).expanduser() if data else home(env) / ".local" / "share"
+    return [base / "goose" / "sessions"]
+
+
+#: Everything the project knows about Goose.
+DESCRIPTION: Final = Harness(
+    name="goose",
+    display_name="Goose",
+    reads="documents",
+    adapter="agentminutes.harness.goose.adapter:GooseAdapter",
+    roots=_roots,
+    env=("GOOSE_PATH_ROOT", "XDG_DATA_HOME"),
+    patterns=("sessions.db",),
+    archives=None,
+    layout=None,
+    tail=True,
+    vocabulary=None,
+    baseline=None,
+    # The session's running totals (the provider's input counts the cache), Goose's
+    # accumulated_cost as usage.cost; message ids are msg_<session>_<n>.
+    usage=UsageRule(input_includes_cache=True, key_rule="message"),
+    prompt="input",
+)
+
+#: The names re-exported from the adapter's modules, imported when first used.
+_LAZY: Final = {"GooseAdapter": "adapter"}
+
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
