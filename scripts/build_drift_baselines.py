@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the drift baselines shipped in the package from the project's fixtures.
 
-Every transcript under ``fixtures/<harness>/`` (``.jsonl``, ``.json``, ``.log``;
+Every transcript under ``fixtures/<harness>/`` (``.jsonl``, ``.json``, ``.log``, ``.md``;
 not ``.meta.json`` sidecars) of a harness that drift scanning covers feeds that
 harness's baseline, where its description says
 (``src/agentminutes/harness/<name>/baselines/<harness>.json``). Each
@@ -69,7 +69,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SRC = ROOT / "src"
 
-SUFFIXES = (".jsonl", ".json", ".log")
+SUFFIXES = (".jsonl", ".json", ".log", ".md")
 #: Where the corpus's vocabulary is kept, one file per harness.
 CORPUS_VOCAB = ROOT / "scripts" / "drift_corpus"
 

@@ -38,10 +38,15 @@ from agentminutes.harness.drift_vocabulary import as_obj, reach
 from conftest import FIXTURES, ROOT, fixture_id, transcripts
 
 COVERED = sorted(VOCABULARIES)
-#: The harnesses whose transcripts are JSON lines (the others are databases and folders).
-LINES = [h for h in COVERED if VOCABULARIES[h].source is None]
+#: The harnesses whose transcripts are JSON lines (the others are databases, folders and
+#: whole documents: Amp threads, Continue sessions, Aider's Markdown).
+LINES = [
+    h
+    for h in COVERED
+    if VOCABULARIES[h].source is None and any(p.suffix == ".jsonl" for p in transcripts(h))
+]
 ALL_SCANNED = [
-    p for h in COVERED for p in transcripts(h) if p.suffix in (".jsonl", ".json", ".log")
+    p for h in COVERED for p in transcripts(h) if p.suffix in (".jsonl", ".json", ".log", ".md")
 ]
 #: The drift samples (transcripts made to show drift) feed no baseline.
 SAMPLES = [p for p in ALL_SCANNED if "schema_drift" in p.name]
@@ -253,6 +258,28 @@ def test_planted_new_key(harness: str, tmp_path: Path) -> None:
         f'drift: record type "{rtype}" has new key "plantedKey.plantedSub"',
     ]
     assert not _texts(report, "new_record_type")
+
+
+def test_planted_drift_in_whole_documents(tmp_path: Path) -> None:
+    """A new message role in an Amp thread or a Continue session, a new kind of Aider report."""
+    thread = json.loads(next(p for p in transcripts("amp") if p.suffix == ".json").read_text())
+    thread["messages"].append({"role": "planted", "content": []})
+    session = json.loads(transcripts("continue-cli")[0].read_text())
+    session["history"].append({"message": {"role": "planted", "content": ""}})
+    history = transcripts("aider")[0].read_text() + "> Planted: a new report  \n"
+    cases = [
+        (tmp_path / "T-planted.json", json.dumps(thread, indent=2), "message/planted"),
+        (tmp_path / "planted.json", json.dumps(session, indent=2), "item/planted"),
+        (tmp_path / ".aider.chat.history.md", history, None),
+    ]
+    for path, text, rtype in cases:
+        path.write_text(text)
+        report = scan(path)
+        assert report.category is Category.DRIFT, path.name
+        if rtype is not None:
+            assert f'drift: new record type "{rtype}"' in _texts(report, "new_record_type")
+        else:
+            assert any('"Planted"' in t for t in _texts(report)), _texts(report)
 
 
 def test_planted_drift_in_a_database_and_a_task_folder(tmp_path: Path) -> None:

@@ -72,6 +72,11 @@ def _record_counts(path: Path, harness: str) -> dict[str, int]:
             if (folder / name).exists()
         )
         return {folder.name: total + (folder / "task_metadata.json").exists()}
+    if harness in ("crush", "goose"):  # the session's messages; the session row is its meta
+        with closing(sqlite3.connect(path)) as conn, conn:
+            sessions = [r[0] for r in conn.execute("SELECT id FROM sessions")]
+            counts = dict(conn.execute("SELECT session_id, COUNT(*) FROM messages GROUP BY 1"))
+        return {sid: counts.get(sid, 0) for sid in sessions}
     if harness == "turns-db":
         with closing(sqlite3.connect(path)) as conn, conn:
             return dict(

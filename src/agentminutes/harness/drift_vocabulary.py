@@ -173,6 +173,8 @@ class Vocabulary:
             not a fixture shows them (its built-in tool names), by path; the
             baseline builder adds them, so a real home's ordinary tools are no
             drift.
+        text: the transcript is text, not JSON (Aider's Markdown history):
+            *document* is handed the whole file as one JSON string.
     """
 
     harness: str
@@ -185,6 +187,7 @@ class Vocabulary:
     document: Callable[[Raw], Iterator[tuple[str, Obj]]] | None = None
     source: Callable[[str], Iterator[tuple[str, Obj]]] | None = None
     known: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    text: bool = False
 
     def paths(self, table: PathTable, rtype: str) -> tuple[str, ...]:
         """The paths *table* configures for record type *rtype*."""
@@ -330,7 +333,9 @@ class Vocab:
         try:
             doc = msgspec.json.decode(data.removeprefix(BOM), type=Raw)
         except msgspec.DecodeError:
-            return False
+            if not self.spec.text:
+                return False
+            doc = Raw(msgspec.json.encode(data.removeprefix(_BOM).decode("utf-8", "replace")))
         pairs = list(splitter(doc))
         if not pairs:
             return False

@@ -27,6 +27,7 @@ __all__ = ("DESCRIPTION", "AiderAdapter")
 #: Everything the project knows about Aider.
 DESCRIPTION: Final = Harness(
     name="aider",
+    provider="",
     display_name="Aider",
     reads="lines",
     adapter="agentminutes.harness.aider.adapter:AiderAdapter",
@@ -38,8 +39,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.aider:AiderLocator",
     tail=False,
-    vocabulary=None,
-    baseline=None,
+    vocabulary="agentminutes.harness.aider.drift:VOCABULARY",
+    baseline="agentminutes.harness.aider:baselines/aider.json",
     # The report under each reply: "sent" is the whole prompt (cache hits inside it),
     # the message's cost as printed in usage.cost; no ids, so each request counts.
     usage=UsageRule(input_includes_cache=True, key_rule=""),

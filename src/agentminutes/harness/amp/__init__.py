@@ -37,6 +37,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 #: Everything the project knows about Amp.
 DESCRIPTION: Final = Harness(
     name="amp",
+    provider="",
     display_name="Amp",
     reads="lines",
     adapter="agentminutes.harness.amp.adapter:AmpAdapter",
@@ -46,8 +47,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.files:FilesLocator",
     tail=False,
-    vocabulary=None,
-    baseline=None,
+    vocabulary="agentminutes.harness.amp.drift:VOCABULARY",
+    baseline="agentminutes.harness.amp:baselines/amp.json",
     # inputTokens excludes cacheReadInputTokens and cacheCreationInputTokens; the
     # ledger's credits are usage.cost; message ids are small numbers per thread.
     usage=UsageRule(input_includes_cache=False),

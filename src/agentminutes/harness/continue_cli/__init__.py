@@ -34,6 +34,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 #: Everything the project knows about Continue.
 DESCRIPTION: Final = Harness(
     name="continue-cli",
+    provider="",
     display_name="Continue",
     reads="lines",
     adapter="agentminutes.harness.continue_cli.adapter:ContinueAdapter",
@@ -43,8 +44,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.files:FilesLocator",
     tail=False,
-    vocabulary=None,
-    baseline=None,
+    vocabulary="agentminutes.harness.continue_cli.drift:VOCABULARY",
+    baseline="agentminutes.harness.continue_cli:baselines/continue-cli.json",
     # OpenAI-shaped: prompt_tokens counts the cached tokens; ids are per session.
     usage=UsageRule(input_includes_cache=True, key_rule=""),
     prompt="input",

@@ -42,6 +42,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 #: Everything the project knows about Crush.
 DESCRIPTION: Final = Harness(
     name="crush",
+    provider="",
     display_name="Crush",
     reads="documents",
     adapter="agentminutes.harness.crush.adapter:CrushAdapter",

@@ -34,6 +34,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 #: Everything the project knows about Cursor.
 DESCRIPTION: Final = Harness(
     name="cursor",
+    provider="",
     display_name="Cursor",
     reads="lines",
     adapter="agentminutes.harness.cursor.adapter:CursorAdapter",
@@ -43,8 +44,8 @@ DESCRIPTION: Final = Harness(
     archives=None,
     layout="agentminutes.discovery.layouts.cursor:CursorLocator",
     tail=False,
-    vocabulary=None,
-    baseline=None,
+    vocabulary="agentminutes.harness.cursor.drift:VOCABULARY",
+    baseline="agentminutes.harness.cursor:baselines/cursor.json",
     usage=None,  # the transcripts record no usage
     prompt="",
 )

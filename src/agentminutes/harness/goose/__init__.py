@@ -42,6 +42,7 @@ def _roots(env: Mapping[str, str]) -> list[Path]:
 #: Everything the project knows about Goose.
 DESCRIPTION: Final = Harness(
     name="goose",
+    provider="",
     display_name="Goose",
     reads="documents",
     adapter="agentminutes.harness.goose.adapter:GooseAdapter",
