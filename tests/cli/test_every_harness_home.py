@@ -34,19 +34,34 @@ HOME_SESSIONS: dict[str, tuple[str, str]] = {
         ".claude/projects/-Users-admin/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl",
         "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl",
     ),
+    "amp": (
+        ".local/share/amp/threads/T-019a4c1e-7d2b-7f3a-9c41-2e6b8d0f5a13.json",
+        "amp/constructed/threads/T-019a4c1e-7d2b-7f3a-9c41-2e6b8d0f5a13.json",
+    ),
     "cline": (".cline/data/tasks/1769064454592", "cline/1769064454592"),
     "codex": (
         ".codex/sessions/2026/06/19/rollout-2026-06-19T10-14-27-019edda8-7eca-7710-b78b-6ce7607beaa1.jsonl",
         "codex/feipi/rollout-2026-06-19T10-14-27-019edda8-7eca-7710-b78b-6ce7607beaa1.jsonl",
     ),
+    "continue-cli": (
+        ".continue/sessions/3c9f2a41-5b7d-4e08-9a6c-1d2e3f405162.json",
+        "continue-cli/constructed/sessions/3c9f2a41-5b7d-4e08-9a6c-1d2e3f405162.json",
+    ),
     "copilot": (
         ".copilot/session-state/aaaabbbb-1111-2222-3333-ccccddddeeee/events.jsonl",
         "copilot/agent-sessions/copilot_subdir_v1_events.jsonl",
+    ),
+    # Crush keeps its database in the project (listed in projects.json: written below).
+    "crush": ("src/tally/.crush/crush.db", "crush/constructed/project/.crush/crush.db"),
+    "cursor": (
+        ".cursor/projects/home-dev-demo/agent-transcripts/6f1c2d7e-8a3b-4c5d-9e0f-1a2b3c4d5e6f",
+        "cursor/constructed/projects/home-dev-demo/agent-transcripts/6f1c2d7e-8a3b-4c5d-9e0f-1a2b3c4d5e6f",
     ),
     "gemini-cli": (
         ".gemini/tmp/ticketing-vc/chats/session-2026-04-25T08-23-e435870b.jsonl",
         "gemini-cli/vibe-comparison/session-2026-04-25T08-23-e435870b.jsonl",
     ),
+    "goose": (".local/share/goose/sessions/sessions.db", "goose/constructed/sessions/sessions.db"),
     "opencode": (".local/share/opencode/opencode.db", "opencode/constructed/opencode.db"),
     "pi": (
         ".pi/agent/sessions/--tmp-project--/2026-05-12T01-02-27-657Z_019e19b4-eb48-746a-aa6b-8dfcfa37954b.jsonl",
@@ -69,6 +84,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(origin, target)
         else:
             shutil.copyfile(origin, target)
+    if "crush" in HOME_SESSIONS:  # Crush's global data folder lists each project's database
+        data = (home / HOME_SESSIONS["crush"][0]).parent
+        listing = {"projects": [{"path": str(data.parent), "data_dir": str(data)}]}
+        (home / ".local/share/crush").mkdir(parents=True, exist_ok=True)
+        (home / ".local/share/crush/projects.json").write_text(json.dumps(listing))
     return home
 
 
