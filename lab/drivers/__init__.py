@@ -197,6 +197,7 @@ def _registry() -> dict[str, type[Driver]]:
     from lab.drivers.claude_code import ClaudeCode
     from lab.drivers.cline import Cline
     from lab.drivers.codex import Codex
+    from lab.drivers.continue_cli import ContinueCli
     from lab.drivers.copilot import Copilot
     from lab.drivers.droid import Droid
     from lab.drivers.gemini_cli import GeminiCli
@@ -216,6 +217,7 @@ def _registry() -> dict[str, type[Driver]]:
         Cline,
         Kimi,
         Droid,
+        ContinueCli,
     ]
     return {d.harness: d for d in found}
 

@@ -46,8 +46,9 @@ DESCRIPTION: Final = Harness(
     tail=False,
     vocabulary="agentminutes.harness.continue_cli.drift:VOCABULARY",
     baseline="agentminutes.harness.continue_cli:baselines/continue-cli.json",
-    # OpenAI-shaped: prompt_tokens counts the cached tokens; ids are per session.
-    usage=UsageRule(input_includes_cache=True, key_rule=""),
+    # OpenAI-shaped: prompt_tokens counts the cached tokens, completion_tokens the
+    # reasoning (extra.reasoning); cost_cents / 100 is usage.cost; ids are per session.
+    usage=UsageRule(input_includes_cache=True, reasoning_key="reasoning", key_rule=""),
     prompt="input",
 )
 

@@ -9,8 +9,9 @@ Mapping decisions:
   a second ``user_message`` (``harness``) of their contents.
 * An ``assistant`` item becomes ``thinking`` for its ``reasoning``, a
   ``tool_call`` per ``toolCalls`` entry (the arguments string is the input
-  when it is JSON), an ``assistant_message`` with the session's model title
-  and the message's ``usage``, then a ``tool_result`` per finished entry of
+  when it is JSON), an ``assistant_message`` with the model its ``usage``
+  names (else the session's model title) and that usage (``cost_cents``, the
+  price Continue put on the request, as ``cost`` in dollars), then a ``tool_result`` per finished entry of
   ``toolCallStates`` (``done`` is success, ``errored`` and ``canceled`` are
   errors). Usage counts the prompt as OpenAI does (cache reads inside it),
   in the snake_case or camelCase shape alike.
@@ -128,9 +129,18 @@ class _Details(msgspec.Struct):
     cacheWriteTokens: int = 0
 
 
+class _Completion(msgspec.Struct):
+    reasoning_tokens: int = 0
+    reasoningTokens: int = 0
+
+
 class _Usage(msgspec.Struct):
+    model: str | None = None
+    cost_cents: float | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    completion_tokens_details: _Completion | None = None
+    completionTokensDetails: _Completion | None = None
     promptTokens: int = 0
     completionTokens: int = 0
     prompt_tokens_details: _Details | None = None
@@ -350,6 +360,7 @@ class _Builder:
                     ),
                 )
             )
+        used = _usage_of(msg.usage)
         self.out.append(
             Event(
                 kind=EventKind.ASSISTANT_MESSAGE,
@@ -357,9 +368,11 @@ class _Builder:
                 message_id=mid,
                 provenance=self.prov(span, bytes(raw)),
                 assistant_message=AssistantMessage(
-                    model=self.session.chat_model_title or "",
+                    model=(used.model if used is not None else None)
+                    or self.session.chat_model_title
+                    or "",
                     content=_content(msg.content),
-                    usage=_usage(msg.usage),
+                    usage=_usage(used),
                 ),
             )
         )
@@ -444,17 +457,34 @@ def _arguments(arguments: str | None) -> Raw:
     return Raw(arguments.encode())
 
 
-def _usage(raw: Raw) -> TokenUsage | None:
+def _usage_of(raw: Raw) -> _Usage | None:
     if not raw:
         return None
     try:
-        u = _decode_usage(raw)
+        return _decode_usage(raw)
     except _DECODE_ERRORS:
         return None
+
+
+def _usage(u: _Usage | None) -> TokenUsage | None:
+    """A reply's usage: the prompt counts the cache reads (OpenAI's way); the reasoning is
+    inside the output (kept apart in ``extra.reasoning``); ``cost_cents`` is Continue's own
+    price of the request, in US cents (``cost`` in dollars)."""
+    if u is None:
+        return None
     details = u.prompt_tokens_details or u.promptTokensDetails or _Details()
+    done = u.completion_tokens_details or u.completionTokensDetails or _Completion()
+    extra: dict[str, Raw] = {}
+    reasoning = done.reasoning_tokens or done.reasoningTokens
+    if reasoning:
+        extra["reasoning"] = Raw(msgspec.json.encode(reasoning))
+    if u.cost_cents is not None:
+        extra["cost_cents"] = Raw(msgspec.json.encode(u.cost_cents))
     return TokenUsage(
         input_tokens=u.prompt_tokens or u.promptTokens,
         output_tokens=u.completion_tokens or u.completionTokens,
         cache_read_input_tokens=details.cached_tokens or details.cachedTokens,
         cache_creation_input_tokens=details.cache_write_tokens or details.cacheWriteTokens,
+        cost=None if u.cost_cents is None else round(u.cost_cents / 100, 10),
+        extra=extra or None,
     )
