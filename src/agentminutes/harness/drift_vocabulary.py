@@ -335,7 +335,7 @@ class Vocab:
         except msgspec.DecodeError:
             if not self.spec.text:
                 return False
-            doc = Raw(msgspec.json.encode(data.removeprefix(_BOM).decode("utf-8", "replace")))
+            doc = Raw(msgspec.json.encode(data.removeprefix(BOM).decode("utf-8", "replace")))
         pairs = list(splitter(doc))
         if not pairs:
             return False

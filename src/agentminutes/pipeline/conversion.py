@@ -90,7 +90,7 @@ def adapter_line(adapter: Adapter, raw: bytes, lineno: int) -> bytes | None:
     if not getattr(adapter, "keeps_indent", False):
         return clean_line(raw, lineno)
     line = raw.rstrip(b"\r\n")
-    if lineno == 1 and line.startswith(_BOM):
+    if lineno == 1 and line.startswith(BOM):
         line = line[3:]
     return line if line.strip() else b""
 
