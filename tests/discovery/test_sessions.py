@@ -245,7 +245,7 @@ def test_cli_usage_errors(home: Path, tmp_path: Path) -> None:
     )
     code, text = err("--harness", "nope")
     assert code == 2
-    assert text.startswith('Error: --harness "nope": want a harness: antigravity, ')
+    assert text.startswith('Error: --harness "nope": want a harness: aider, amp, antigravity, ')
     assert err("--harness", "codex", "--format", "xml") == (
         2,
         'Error: --format "xml": want one of paths, json, jsonl, table\n' + usage,
