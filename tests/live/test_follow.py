@@ -385,8 +385,10 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     assert g.wait_exit() == 2
     assert g.stderr.startswith('Error: --format "json": follow writes one event per line')
     h = FollowProc("--to", "ftp://x")
-    assert h.wait_exit() == 1
-    assert len(h.stderr.strip().splitlines()) == 1
+    assert h.wait_exit() == 2  # a value --to does not take: one error line and the usage hint
+    error, hint = h.stderr.strip().splitlines()
+    assert error.startswith("Error: --to ftp://x: expected -, file:PATH")
+    assert hint.startswith("Usage: agentminutes follow")
 
 
 def test_many_transcripts_do_not_hold_a_file_each(tmp_path: Path) -> None:

@@ -306,12 +306,14 @@ def _stderr_so_far(f: FollowProc) -> str:
 def test_bad_otlp_options_are_one_error_line(args: list[str], error: str, tmp_path: Path) -> None:
     f = FollowProc(COPILOT, *args, "--idle-exit", "0.1")
     code = f.wait_exit(30)
-    assert code != 0
-    assert (
-        f.stderr.splitlines() == [f"Error: --to {args[1]}: {error}"]
-        if args[0] == "--to"
-        else [f"Error: {error}"]
-    )
+    if args[0] == "--to":  # a value --to does not take: exit 2, the error and the usage hint
+        assert code == 2
+        error_line, hint = f.stderr.splitlines()
+        assert error_line == f"Error: --to {args[1]}: {error}"
+        assert hint.startswith("Usage: agentminutes follow")
+    else:  # options that do not go together
+        assert code != 0
+        assert f.stderr.splitlines() == [f"Error: {error}"]
 
 
 def test_the_library_follows_into_a_collector(tmp_path: Path, receiver: Receiver) -> None:

@@ -11,11 +11,13 @@ from agentminutes.errors import DetectError
 from agentminutes.harness import ADAPTERS, SNIFF_BYTES, Confidence
 from conftest import FIXTURES, fixture_id
 
-#: Fixture folders are named after the harness that wrote their files.
+#: Fixture folders are named after the harness that wrote their files. The lab's
+#: recordings (a home per scenario, with the server's ground truth beside it) are
+#: detected by tests/lab/test_recordings.py, transcript by transcript.
 CASES = [
     (folder.name, path)
     for folder in sorted(FIXTURES.iterdir())
-    if folder.is_dir() and folder.name not in ("golden", "sessions")
+    if folder.is_dir() and folder.name not in ("golden", "sessions", "lab")
     for path in sorted(folder.rglob("*"))
     if path.is_file()
     and path.suffix in (".jsonl", ".json", ".log", ".zip", ".db")

@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentminutes.errors import UsageError
+from agentminutes.errors import OptionError, UsageError
 from agentminutes.formats.otlp_json import STATUS_ERROR, Span, SpanProjector
 from agentminutes.live.config import Mark
 from agentminutes.pipeline.batch import Batch
@@ -65,15 +65,15 @@ def otlp_endpoint(spec: str) -> str:
     """The HTTP URL of an ``otlp+http://HOST:PORT[/PATH]`` (or ``otlp+https://``) sink.
 
     Raises:
-        UsageError: no host or port.
+        OptionError: no host or port (a value ``--to`` does not take).
     """
     scheme, sep, rest = spec.partition("://")
     if not sep or scheme not in ("otlp+http", "otlp+https"):
-        raise UsageError(f"--to {spec}: expected otlp+http://HOST:PORT[/PATH]")
+        raise OptionError(f"--to {spec}: expected otlp+http://HOST:PORT[/PATH]")
     hostport, slash, path = rest.partition("/")
     host, colon, port = hostport.rpartition(":")
     if not colon or not host or not port.isdigit():
-        raise UsageError(f"--to {spec}: expected otlp+http://HOST:PORT[/PATH]")
+        raise OptionError(f"--to {spec}: expected otlp+http://HOST:PORT[/PATH]")
     path = "/" + path if slash and path else DEFAULT_PATH
     return f"{scheme.removeprefix('otlp+')}://{hostport}{path}"
 
