@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from agentminutes.harness.description import Harness, env_path, home
-from agentminutes.schema.usage import UsageRule
+from agentminutes.schema.usage_rule import UsageRule
 
 if TYPE_CHECKING:
     from pathlib import Path

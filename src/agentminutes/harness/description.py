@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agentminutes.schema.usage import UsageRule
+    from agentminutes.schema.usage_rule import UsageRule
 
 __all__ = (
     "Harness",

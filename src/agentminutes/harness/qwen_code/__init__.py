@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final
 
 from agentminutes._lazy import lazy_exports
 from agentminutes.harness.description import Harness, home, path
-from agentminutes.schema.usage import UsageRule
+from agentminutes.schema.usage_rule import UsageRule
 
 if TYPE_CHECKING:
     from pathlib import Path
