@@ -57,11 +57,17 @@ HOME_SESSIONS: dict[str, tuple[str, str]] = {
         ".cursor/projects/home-dev-demo/agent-transcripts/6f1c2d7e-8a3b-4c5d-9e0f-1a2b3c4d5e6f",
         "cursor/constructed/projects/home-dev-demo/agent-transcripts/6f1c2d7e-8a3b-4c5d-9e0f-1a2b3c4d5e6f",
     ),
+    "droid": (".factory/sessions/-home-dev-app/tools.jsonl", "droid/lab-0.225.2/tools.jsonl"),
     "gemini-cli": (
         ".gemini/tmp/ticketing-vc/chats/session-2026-04-25T08-23-e435870b.jsonl",
         "gemini-cli/vibe-comparison/session-2026-04-25T08-23-e435870b.jsonl",
     ),
     "goose": (".local/share/goose/sessions/sessions.db", "goose/constructed/sessions/sessions.db"),
+    "kimi": (
+        ".kimi/sessions/5d41402abc4b2a76b9719d911017c592/6f3a1c2e-0b4d-4e5f-8a9b-0c1d2e3f4a5b"
+        "/wire.jsonl",
+        "kimi/lab-1.51.0/tools.wire.jsonl",
+    ),
     "opencode": (".local/share/opencode/opencode.db", "opencode/constructed/opencode.db"),
     "pi": (
         ".pi/agent/sessions/--tmp-project--/2026-05-12T01-02-27-657Z_019e19b4-eb48-746a-aa6b-8dfcfa37954b.jsonl",
