@@ -385,6 +385,9 @@ def iter_sessions(
         yield _sync_session(batches, skipped, chain)
 
 
+#: Envelopes handed out between two checkpoints of the event loop (other tasks run there).
+ENVELOPES_PER_CHECKPOINT = 64
+
 #: Told each error of one transcript of a :func:`follow_many` (it is then no longer read).
 OnError = Callable[[AgentminutesError], None]
 
@@ -609,12 +612,14 @@ async def _controls(
 
 async def _followed(following: Following, hooks: _Hooks) -> AsyncGenerator[Envelope, None]:
     import msgspec
+    from anyio.lowlevel import checkpoint
 
     from agentminutes.live.follower import Envelope
     from agentminutes.live.ids import event_id
     from agentminutes.sinks.encoding import one_line
 
     encode = msgspec.json.Encoder().encode
+    given = 0
     pending: list[Mark] = []
     torn: list[ParseError] = []
     cut_at_stop: dict[str, AgentminutesError] = {}
@@ -687,6 +692,11 @@ async def _followed(following: Following, hooks: _Hooks) -> AsyncGenerator[Envel
                     ready = batch.envelopes if isinstance(batch, _Ready) else None
                     for envelope in ready if ready is not None else envelopes(batch, mark):
                         yield envelope
+                        given += 1
+                        if given % ENVELOPES_PER_CHECKPOINT == 0:
+                            # A yield lets no other task run: the consumer's loop over a
+                            # large batch would hold the event loop for as long as it takes.
+                            await checkpoint()
                     # The consumer has taken every event of the batch: record the progress.
                     if follow_state is not None:
                         mark.record(follow_state)
