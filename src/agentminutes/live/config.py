@@ -201,20 +201,21 @@ def resolve_targets(
     """The targets to follow: *paths*, or with none the harness's own transcript folders
     (found in *env*, default ``os.environ``); with no harness either, the folders of
     every line harness that exist here, as ``sessions`` and ``usage`` scan them."""
-    from agentminutes.discovery.roots import ROOTS, default_roots
+    from agentminutes.discovery.roots import default_roots
 
     if paths:
         return targets_for(list(paths), harness)
     if not detects(harness):
         patterns = transcript_patterns(harness)
         return [Target(str(p), True, patterns) for p in default_roots(harness, env)]
-    from agentminutes.harness import REGISTRY
+    from agentminutes.harness.registry import harnesses
 
     found: list[Target] = []
     looked: list[str] = []
-    for name, _ in REGISTRY:  # line transcripts; a database is followed by naming it
-        if name not in ROOTS:
+    for h in harnesses():  # line transcripts; a database is followed by naming it
+        if h.reads != "lines" or h.roots is None:
             continue
+        name = h.name
         looked.append(name)
         patterns = transcript_patterns(name)
         found += [
