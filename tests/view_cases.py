@@ -1,4 +1,5 @@
-"""One transcript of every harness with tool calls and a final answer, for the ``view`` tests."""
+"""One transcript of every harness (with tool calls where it records any) and a final answer,
+for the ``view`` tests."""
 
 from __future__ import annotations
 
@@ -8,13 +9,33 @@ from typing import Any
 
 from conftest import FIXTURES, run_cli
 
-#: (harness, transcript, conversation): a session of each harness with tool calls.
+#: (harness, transcript, conversation): a session of each harness.
 CASES: list[tuple[str, Path, str]] = [
+    ("aider", FIXTURES / "aider/simple-calculator/.aider.chat.history.md", ""),
+    ("amp", FIXTURES / "amp/constructed/threads/T-019a4c1e-7d2b-7f3a-9c41-2e6b8d0f5a13.json", ""),
     ("antigravity", FIXTURES / "antigravity/agent-sessions/cli_small.jsonl", ""),
     ("chatgpt", FIXTURES / "chatgpt/constructed-modern.json", ""),
     ("claude-ai", FIXTURES / "claude-ai/export.zip", "c1000000"),
     ("claude-code", FIXTURES / "claude-code/ccl/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", ""),
     ("cline", FIXTURES / "cline/1769064454592/api_conversation_history.json", ""),
+    (
+        "continue-cli",
+        FIXTURES / "continue-cli/constructed/sessions/3c9f2a41-5b7d-4e08-9a6c-1d2e3f405162.json",
+        "",
+    ),
+    (
+        "crush",
+        FIXTURES / "crush/constructed/project/.crush/crush.db",
+        "7d1e0b52-3c4a-4f6e-8a9b-0c1d2e3f4a5b",
+    ),
+    (
+        "cursor",
+        FIXTURES / "cursor/constructed/projects/home-dev-demo/agent-transcripts/"
+        "6f1c2d7e-8a3b-4c5d-9e0f-1a2b3c4d5e6f/6f1c2d7e-8a3b-4c5d-9e0f-1a2b3c4d5e6f.jsonl",
+        "",
+    ),
+    ("droid", FIXTURES / "droid/lab-0.225.2/tools.jsonl", ""),
+    ("goose", FIXTURES / "goose/constructed/sessions/sessions.db", "20260108_1"),
     ("codex", FIXTURES / "codex/agent-sessions/codex_small_0.146.0.jsonl", ""),
     ("copilot", FIXTURES / "copilot/agent-sessions/copilot_large.jsonl", ""),
     ("gemini-cli", FIXTURES / "gemini-cli/agent-sessions/gemini_jsonl_v040.jsonl", ""),
