@@ -201,8 +201,10 @@ def _registry() -> dict[str, type[Driver]]:
     from lab.drivers.copilot import Copilot
     from lab.drivers.droid import Droid
     from lab.drivers.gemini_cli import GeminiCli
+    from lab.drivers.hermes import Hermes
     from lab.drivers.kimi import Kimi
     from lab.drivers.opencode import OpenCode
+    from lab.drivers.openhands import OpenHands
     from lab.drivers.pi import Pi
     from lab.drivers.qwen_code import QwenCode
 
@@ -218,6 +220,8 @@ def _registry() -> dict[str, type[Driver]]:
         Kimi,
         Droid,
         ContinueCli,
+        Hermes,
+        OpenHands,
     ]
     return {d.harness: d for d in found}
 

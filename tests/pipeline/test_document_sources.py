@@ -82,6 +82,13 @@ def _record_counts(path: Path, harness: str) -> dict[str, int]:
             return dict(
                 conn.execute("SELECT conv_id, COUNT(*) FROM turn_block_membership GROUP BY conv_id")
             )
+    if harness == "hermes":  # the session row, its messages, its usage rows
+        with closing(sqlite3.connect(path)) as conn, conn:
+            counts = {r[0]: 1 for r in conn.execute("SELECT id FROM sessions")}
+            for table in ("messages", "session_model_usage"):
+                for sid, n in conn.execute(f"SELECT session_id, COUNT(*) FROM {table} GROUP BY 1"):
+                    counts[sid] += n
+            return counts
     data = json.loads(_payload(path))
     convs = data if isinstance(data, list) else [data]
     if harness == "chatgpt":

@@ -57,6 +57,7 @@ FOLDERS: Final[tuple[str, ...]] = (
     "agentminutes.harness.droid",
     "agentminutes.harness.gemini_cli",
     "agentminutes.harness.goose",
+    "agentminutes.harness.hermes",
     "agentminutes.harness.kimi",
     "agentminutes.harness.opencode",
     "agentminutes.harness.pi",

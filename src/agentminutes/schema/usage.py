@@ -258,6 +258,21 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
     origin: str = "assistant_message"
 
 
+class _HermesUsage(msgspec.Struct):
+    session_id: str = ""
+    model: str = ""
+    billing_provider: str = ""
+    task: str = ""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+_decode_hermes_usage = msgspec.json.Decoder(_HermesUsage).decode
+
+
 class _Counters(msgspec.Struct):
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -463,6 +478,12 @@ class RequestFolder:
                         _decode_copilot_model_change(system.details).new_model or self._model
                     )
             return []
+        if kind == EventKind.SYSTEM and self.harness == "hermes":
+            system = ev.system
+            assert system is not None
+            if system.subtype == "model_usage" and system.details:
+                return self._hermes_usage(ev, system.details)
+            return []
         if kind == EventKind.SYSTEM and self.harness == "codex":
             system = ev.system
             assert system is not None
@@ -664,6 +685,43 @@ class RequestFolder:
             key = f"copilot:{lineage}:shutdown:{model}:{text}"
             out.append(self._copilot_row(ev, model, counted, key))
         return out
+
+    def _hermes_usage(self, ev: Event, details: Raw) -> list[Request]:
+        """A Hermes ``session_model_usage`` row: one model's requests in a session, summed.
+
+        Hermes records no usage per message; the row is the sum of its
+        ``api_call_count`` requests (input fresh, the cache apart, reasoning a part
+        of output). Its key names the session and the row's model, provider and
+        task, so a copy of the database counts once.
+        """
+        try:
+            row = _decode_hermes_usage(details)
+        except _DECODE_ERRORS:
+            return []
+        inp, output = row.input_tokens or 0, row.output_tokens or 0
+        read, write = row.cache_read_tokens or 0, row.cache_write_tokens or 0
+        return [
+            Request(
+                origin="model_usage",
+                timestamp=ev.timestamp,
+                model=row.model or "",
+                usage=TokenUsage(
+                    input_tokens=inp,
+                    output_tokens=output,
+                    cache_read_input_tokens=read,
+                    cache_creation_input_tokens=write,
+                ),
+                otel=OtelUsage(
+                    input_tokens=inp + read + write,
+                    output_tokens=output,
+                    cache_read_input_tokens=read,
+                    cache_creation_input_tokens=write,
+                    reasoning_output_tokens=row.reasoning_tokens,
+                ),
+                key=f"hermes:{row.session_id}:{row.model}:{row.billing_provider}:{row.task}",
+                agent_id=ev.agent_id,
+            )
+        ]
 
     def _copilot_row(self, ev: Event, model: str, snap: _CopilotSnapshot, key: str) -> Request:
         inp, output, read, write, reasoning = snap
