@@ -36,6 +36,11 @@ USAGE_FIELDS = {
 
 #: Harness -> {ground-truth field: why the harness's record differs from the billing}.
 USAGE_EXCEPTIONS: dict[str, dict[str, str]] = {
+    "aider": {
+        "input_tokens": "Aider prints the prompt rounded to tenths of thousands ('2.4k sent')",
+        "reasoning_output_tokens": "Aider's report prints sent and received tokens: no "
+        "reasoning count apart (received includes it)",
+    },
     "cline": {
         "reasoning_output_tokens": "the Cline CLI's message metrics record input, output, "
         "cache reads and writes: no reasoning count apart (output includes it)",
@@ -131,9 +136,15 @@ def main_transcripts(folder: Path) -> list[Path]:
 
 
 def _usage_totals(folder: Path, harness: str) -> dict[str, int | None]:
+    from agentminutes.harness.registry import described
+
+    entry = described(harness)
+    # A harness with no home folder (Aider writes in each repository) is read under a root.
+    root = ["--root", str(folder / "home")] if entry is not None and entry.roots is None else []
     with tempfile.TemporaryDirectory() as cache:
         done = agentminutes(
             "usage",
+            *root,
             "--harness",
             harness,
             "--by",

@@ -194,6 +194,7 @@ def node_available() -> bool:
 
 
 def _registry() -> dict[str, type[Driver]]:
+    from lab.drivers.aider import Aider
     from lab.drivers.claude_code import ClaudeCode
     from lab.drivers.cline import Cline
     from lab.drivers.codex import Codex
@@ -222,6 +223,7 @@ def _registry() -> dict[str, type[Driver]]:
         ContinueCli,
         Hermes,
         OpenHands,
+        Aider,
     ]
     return {d.harness: d for d in found}
 

@@ -76,6 +76,18 @@ def test_a_reply_keeps_its_code_indented_and_its_paragraphs() -> None:
     assert "\n\nHere are the changes:\n\n" in text
 
 
+def test_a_streamed_replys_reasoning_is_thinking() -> None:
+    text = CARS.read_text()
+    opened = re.findall(r"^<thinking-content-[0-9a-f]{32}>$", text, re.M)
+    events = _events(CARS)
+    thoughts = [e.thinking.text for e in events if e.kind == "thinking"]
+    assert len(thoughts) == len(opened) > 0
+    replies = [
+        b.text for e in events if e.kind == "assistant_message" for b in e.assistant_message.content
+    ]
+    assert not [r for r in replies if "thinking-content-" in r]
+
+
 def test_each_later_run_opens_with_run_start() -> None:
     events = _events(CARS)
     headers = re.findall(r"^# aider chat started at (.+)$", CARS.read_text(), re.M)

@@ -18,7 +18,8 @@ Mapping decisions:
   zone, so no event carries a timestamp).
 * An input becomes a ``user_message`` (``human``; commands such as ``/add``
   included, as typed). A reply becomes an ``assistant_message`` with the
-  run's main model; the ``Tokens: … Cost: …`` report right after it is its
+  run's main model (its reasoning, which Aider writes first between its
+  ``<thinking-content-…>`` tags, a ``thinking`` event before it); the ``Tokens: … Cost: …`` report right after it is its
   usage: ``sent`` is the whole prompt (cache hits included), ``received`` the
   output, the cache parts and the message's cost as printed (counts Aider
   rounded to ``1.2k`` are marked ``rounded`` in ``usage.extra``).
@@ -41,6 +42,7 @@ from agentminutes.harness.aider.vocabulary import (
     HARNESS,
     MODEL_LINE,
     QUOTE_PREFIX,
+    REASONING,
     RUN_HEADER,
     TOKENS_LINE,
     USER_PREFIX,
@@ -57,6 +59,7 @@ from agentminutes.schema import (
     Origin,
     Provenance,
     SystemEvent,
+    Thinking,
     TokenUsage,
     UserMessage,
 )
@@ -197,6 +200,18 @@ class AiderAdapter(BaseAdapter):
             parts.append(t)
             prev = n
         body = "\n".join(parts).strip("\n")
+        thought = REASONING.match(body)
+        if thought is not None:
+            # A streamed reply of a reasoning model: Aider writes the reasoning first,
+            # between its own tags, then the answer.
+            out.append(
+                Event(
+                    kind=EventKind.THINKING,
+                    provenance=self._prov(lines),
+                    thinking=Thinking(text=thought.group(2).strip("\n")),
+                )
+            )
+            body = body[thought.end() :].strip("\n")
         self.reply = Event(
             kind=EventKind.ASSISTANT_MESSAGE,
             provenance=self._prov(lines),

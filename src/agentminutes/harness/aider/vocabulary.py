@@ -41,3 +41,9 @@ def token_count(text: str) -> tuple[int, bool]:
     if text.endswith("k"):
         return round(float(text[:-1]) * 1000), True
     return int(float(text)), False
+
+
+#: The reasoning Aider writes at the head of a streamed reply, between its own tags.
+REASONING: Final = re.compile(
+    r"\A\s*<thinking-content-([0-9a-f]{32})>(.*?)</thinking-content-\1>", re.DOTALL
+)
