@@ -40,6 +40,8 @@ USAGE_EXCEPTIONS: dict[str, dict[str, str]] = {
         "input_tokens": "Aider prints the prompt rounded to tenths of thousands ('2.4k sent')",
         "reasoning_output_tokens": "Aider's report prints sent and received tokens: no "
         "reasoning count apart (received includes it)",
+        "cache_read_input_tokens": "Aider prints cache hits only from Anthropic's and "
+        "DeepSeek's usage fields: OpenAI's cached_tokens stay inside 'sent', not printed apart",
     },
     "cline": {
         "reasoning_output_tokens": "the Cline CLI's message metrics record input, output, "
