@@ -9,7 +9,7 @@ from pathlib import Path
 from agentminutes.harness import ParseOptions, detect
 from agentminutes.harness.cursor.adapter import CursorAdapter
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks
-from conftest import FIXTURES
+from conftest import FIXTURES, run_cli
 from follow_helpers import FollowProc, append, expected, lines_of
 
 ROOT = FIXTURES / "cursor" / "constructed" / "projects" / "home-dev-demo" / "agent-transcripts"
@@ -79,3 +79,19 @@ def test_follow_a_transcript_cursor_keeps_appending_to_matches_convert(tmp_path:
     finally:
         f.kill()
     assert f.events == want
+
+
+def test_stats_of_a_task_joins_the_subagent_beside_it() -> None:
+    proc = run_cli("stats", "--include-subagents", MAIN)
+    assert proc.returncode == 0, proc.stderr
+    task = json.loads(proc.stdout)
+    assert (task["session_id"], task["join"]) == (SID, "layout")
+    sub = task["transcripts"][1]
+    assert (sub["subagent_id"], sub["is_subagent"]) == (SUB.stem, True)
+    calls = sum(
+        len([b for b in x.get("message", {}).get("content", []) if b.get("type") == "tool_use"])
+        for p in (MAIN, SUB)
+        for x in _lines(p)
+        if x.get("role") == "assistant"
+    )
+    assert task["task"]["tool_calls"] == calls

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from agentminutes.discovery.layouts.base import (
+    Gathered,
     Item,
     Locator,
+    Root,
     ScanContext,
     SessionRef,
     is_dir_entry,
     join,
     list_entries,
+    strict_ref,
 )
 
 
@@ -51,11 +55,32 @@ class CursorLocator(Locator):
         for item in self._ref(main, ctx):
             if isinstance(item, SessionRef):
                 item.meta.session_id = sid
-                subs = join(folder, "subagents")
-                try:
-                    names = sorted(e.name for e in list_entries(subs) if e.name.endswith(".jsonl"))
-                except OSError:
-                    names = []
-                if names:
-                    item.subagent_paths = [join(subs, n) for n in names]
+                subs = _subagents(folder)
+                if subs:
+                    item.subagent_paths = subs
             yield item
+
+    def gather(self, roots: list[Root], parent: SessionRef, ctx: ScanContext) -> Gathered:
+        """The subagents in the parent's ``subagents/`` folder, named by the layout."""
+        folder = os.path.dirname(parent.path)
+        sid = os.path.basename(folder)
+        if not parent.meta.session_id and os.path.basename(parent.path) == f"{sid}.jsonl":
+            parent.meta.session_id = sid
+        subagents = []
+        for path in parent.subagent_paths or _subagents(folder):
+            ref = strict_ref(self.harness, path)
+            ref.meta.session_id = parent.meta.session_id
+            ref.meta.subagent_id = os.path.basename(path)[: -len(".jsonl")]
+            ref.meta.is_subagent = True
+            subagents.append(ref)
+        return Gathered(join=self.join, subagents=subagents)
+
+
+def _subagents(folder: str) -> list[str]:
+    """The transcripts in a session folder's ``subagents/``, by name."""
+    subs = join(folder, "subagents")
+    try:
+        names = sorted(e.name for e in list_entries(subs) if e.name.endswith(".jsonl"))
+    except OSError:
+        return []
+    return [join(subs, n) for n in names]
