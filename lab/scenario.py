@@ -23,8 +23,9 @@ from typing import Any
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 #: The abstract tool kinds a scenario may ask for. ``shell`` runs ``command``; ``read`` reads
-#: ``path`` (relative to the working folder); ``write`` writes ``content`` to ``path``.
-TOOL_KINDS = ("shell", "read", "write")
+#: ``path`` (relative to the working folder); ``write`` writes ``content`` to ``path``;
+#: ``agent`` spawns a subagent with ``prompt`` (a scenario using it needs ``"subagent"``).
+TOOL_KINDS = ("shell", "read", "write", "agent")
 
 
 @dataclass(frozen=True)

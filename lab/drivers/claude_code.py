@@ -25,6 +25,7 @@ class ClaudeCode(Driver):
     protocol: ClassVar[str] = "anthropic"
     follows: ClassVar[str | None] = ".claude/projects"
     transcripts: ClassVar[tuple[str, ...]] = (".claude/projects/**/*.jsonl",)
+    features: ClassVar[tuple[str, ...]] = ("resume", "subagent")
 
     def env(self, run: Run) -> dict[str, str]:
         """Base URL, dummy key, every nonessential call off."""
@@ -48,7 +49,13 @@ class ClaudeCode(Driver):
         return [*cmd, "--continue"] if index else cmd
 
     def name_tool(self, run: Run, call: ToolCall, offered: list[str]) -> tuple[str, dict[str, Any]]:
-        """``Bash``, ``Read`` (absolute path), ``Write``."""
+        """``Bash``, ``Read`` (absolute path), ``Write``, ``Agent``."""
+        if call.kind == "agent":
+            return "Agent", {
+                "description": "Lab subagent",
+                "prompt": call.params["prompt"],
+                "subagent_type": "general-purpose",
+            }
         if call.kind == "shell":
             return "Bash", {"command": call.params["command"], "description": "Run a command"}
         path = str(run.work / call.params["path"])

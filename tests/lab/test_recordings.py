@@ -82,7 +82,9 @@ def test_recording_matches_its_ground_truth(folder: Path) -> None:
 
 
 FOLLOW_CASES = [
-    f for f in RECORDINGS if f.parts[-3] in FOLLOWED and f.name in ("tools", "second-prompt")
+    f
+    for f in RECORDINGS
+    if f.parts[-3] in FOLLOWED and f.name in ("tools", "second-prompt", "subagent")
 ]
 
 
