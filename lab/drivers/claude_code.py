@@ -25,7 +25,7 @@ class ClaudeCode(Driver):
     protocol: ClassVar[str] = "anthropic"
     follows: ClassVar[str | None] = ".claude/projects"
     transcripts: ClassVar[tuple[str, ...]] = (".claude/projects/**/*.jsonl",)
-    features: ClassVar[tuple[str, ...]] = ("resume", "subagent")
+    features: ClassVar[tuple[str, ...]] = ("resume", "subagent", "compact")
 
     def env(self, run: Run) -> dict[str, str]:
         """Base URL, dummy key, every nonessential call off."""
