@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -136,3 +137,44 @@ def test_the_library_follows_a_database_and_a_task_folder(tmp_path: Path, backen
     got, ends = anyio.run(main, task, backend=backend)
     assert got == {str(task): next(iter(_by_session(task).values()))}
     assert [e.reason for e in ends] == ["idle"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cancelled_reads_stop_at_the_next_chunk(tmp_path: Path, backend: str) -> None:
+    """parse(), sessions() and task_stats() read on a thread of their own: cancelled, each
+    returns at its next chunk, with its file closed and its thread gone."""
+    lines = lines_of(MAIN)
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(lines[0] + b"".join(lines[1:]) * 200)  # ~14 MB: a dozen chunks
+
+    async def whole() -> float:
+        t0 = time.perf_counter()
+        await agentminutes.parse(big)
+        return time.perf_counter() - t0
+
+    async def cancelled(call: str) -> float:
+        with anyio.CancelScope() as scope:
+
+            async def cancel_soon() -> None:
+                await anyio.sleep(0.05)
+                scope.cancel()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel_soon)
+                if call == "parse":
+                    await agentminutes.parse(big)
+                elif call == "sessions":
+                    async for _ in agentminutes.sessions(big):
+                        pass
+                else:
+                    await agentminutes.task_stats(big, harness="claude-code")
+        assert scope.cancelled_caught
+        return time.perf_counter()
+
+    full = anyio.run(whole, backend=backend)
+    for call in ("parse", "sessions", "task_stats"):
+        t0 = time.perf_counter()
+        ended = anyio.run(cancelled, call, backend=backend)
+        assert ended - t0 < 0.05 + full / 2, call  # not read to the end
+        assert not [t for t in threading.enumerate() if t.name.startswith("agentminutes")]
+        assert str(big) not in _open_fds()

@@ -274,8 +274,29 @@ async def sessions(
         max_payload_bytes=max_payload_bytes,
         stages=stages,
     )
-    for feed in feeds(source, harness, options, every=True):
-        yield await _session(feed, chain)
+    if source == "-" or chain:
+        for feed in feeds(source, harness, options, every=True):
+            yield await _session(feed, chain)
+        return
+    from agentminutes.pipeline.worker import StepThread
+
+    # Read and built on a thread of their own, a session a step; a cancellation
+    # returns within a chunk (the reading stops at its next one).
+    found = sync_feeds(source, None, True, harness, options)
+
+    def step() -> Session | None:
+        nxt = next(found, None)
+        return None if nxt is None else _sync_session(nxt[0], nxt[1], ())
+
+    worker = StepThread("agentminutes-read")
+    try:
+        while (session := await worker.run(step)) is not None:
+            yield session
+    finally:
+        close = getattr(found, "close", None)
+        if close is not None:
+            close()  # the source, now
+        worker.close()
 
 
 def conversations(path: Source, *, harness: str = "auto") -> list[ConversationInfo]:

@@ -177,7 +177,7 @@ async def task_stats(
         ScanError: the parent (or a Claude Code subagent) cannot be identified.
         ParseError: a transcript does not parse.
     """
-    import anyio.to_thread
+    from agentminutes.pipeline.worker import off_loop
 
     def run() -> TaskStats:
         return task_stats_sync(
@@ -192,7 +192,7 @@ async def task_stats(
             env=env,
         )
 
-    return await anyio.to_thread.run_sync(run)
+    return await off_loop(run, "agentminutes-task-stats")
 
 
 def nested_left_out(task: TaskStats, all_subagents: bool) -> int:

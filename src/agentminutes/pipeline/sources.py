@@ -152,12 +152,16 @@ def iter_chunks(
     stream: IO[bytes], *, chunk_bytes: int = CHUNK_BYTES, limit: int | None = None
 ) -> Iterator[bytes]:
     """Yield the bytes of a finished binary stream in large chunks (its first *limit* at most)."""
+    from agentminutes.pipeline.worker import cancel_point
+
     if limit is None:
         while chunk := stream.read(chunk_bytes):
+            cancel_point()  # on a step thread whose caller was cancelled: stop here
             yield chunk
         return
     left = limit
     while left > 0 and (chunk := stream.read(min(chunk_bytes, left))):
+        cancel_point()
         left -= len(chunk)
         yield chunk
 

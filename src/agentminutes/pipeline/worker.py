@@ -21,9 +21,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     import socket
 
-__all__ = ("StepThread",)
+__all__ = ("StepCancelled", "StepThread", "cancel_point", "off_loop")
 
 _T = TypeVar("_T")
+
+#: The step thread the current thread is (unset elsewhere).
+_current = threading.local()
+
+
+class StepCancelled(Exception):
+    """Raised at a :func:`cancel_point` of a step whose caller was cancelled."""
+
+
+def cancel_point() -> None:
+    """End the step under way here if its caller was cancelled (a no-op off a step thread).
+
+    Long steps call it between chunks (:func:`~agentminutes.pipeline.sources.iter_chunks`
+    does), so a cancelled caller gets its return within one chunk.
+    """
+    worker = getattr(_current, "worker", None)
+    if worker is not None and worker.cancelled:
+        raise StepCancelled
 
 
 class StepThread:
@@ -36,6 +54,8 @@ class StepThread:
         self._recv: socket.socket | None = None
         self._send: socket.socket | None = None
         self._outcome: tuple[bool, Any] = (True, None)
+        #: The caller of the step under way was cancelled (read by :func:`cancel_point`).
+        self.cancelled = False
 
     def _start(self) -> None:
         import socket  # here: a follow writes what is on disk before it loads the event loop
@@ -48,6 +68,7 @@ class StepThread:
     def _serve(self) -> None:
         send = self._send
         assert send is not None
+        _current.worker = self
         while (job := self._jobs.get()) is not None:
             try:
                 self._outcome = (True, job())
@@ -73,12 +94,16 @@ class StepThread:
         try:
             await anyio.wait_readable(recv)
         except BaseException:
-            # Cancelled: the step is not abandoned; it ends by itself, soon.
+            # Cancelled: the step is not abandoned; it ends by itself, soon (at its next
+            # cancel point).
+            self.cancelled = True
             if on_cancel is not None:
                 on_cancel()
             with anyio.CancelScope(shield=True):
                 await anyio.wait_readable(recv)
             recv.recv(1)
+            self._outcome = (True, None)
+            self.cancelled = False
             raise
         recv.recv(1)
         ok, value = self._outcome
@@ -97,3 +122,15 @@ class StepThread:
             if sock is not None:
                 sock.close()
         self._recv = self._send = None
+
+
+async def off_loop(step: Callable[[], _T], name: str = "agentminutes-step") -> _T:
+    """Run *step* on a thread of its own that ends with the call (see :class:`StepThread`).
+
+    Cancelled, the call returns once *step* reaches a :func:`cancel_point` (or ends).
+    """
+    worker = StepThread(name)
+    try:
+        return await worker.run(step)
+    finally:
+        worker.close()
