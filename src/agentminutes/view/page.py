@@ -272,7 +272,8 @@ class _Writer:
         error = step.is_error
         name = escape(step.name)
         call_id = escape(step.call_id)
-        summary = input_summary(step, False).split("\n", 1)[0][:160]
+        given = input_summary(step, True)  # once: the summary line and the whole input
+        summary = given.split("\n", 1)[0][:160]
         cls = "tool error" if error else "tool"
         yield f'<details class="{cls}" data-tool="{name}" data-call-id="{call_id}">'
         yield f"<summary>● <b>{name}</b> {escape(summary)}"
@@ -283,7 +284,7 @@ class _Writer:
         yield '</summary><div class="inner">'
         if step.call is not None:
             yield '<div class="label">input</div>'
-            yield f"<pre>{self.text(input_summary(step, True), RESULT_CHARS)}</pre>"
+            yield f"<pre>{self.text(given, RESULT_CHARS)}</pre>"
         for r in step.results:
             if r.tool_result is None:
                 continue
