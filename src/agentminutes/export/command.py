@@ -610,19 +610,28 @@ class _Progress:
                 BarColumn,
                 MofNCompleteColumn,
                 Progress,
+                ProgressColumn,
                 TextColumn,
                 TimeElapsedColumn,
                 TimeRemainingColumn,
-                TransferSpeedColumn,
             )
+            from rich.text import Text
         except ImportError:
             return
+
+        class TranscriptRate(ProgressColumn):
+            """Transcripts a second (rich's speed column says bytes: the bar counts files)."""
+
+            def render(self, task: Any) -> Text:
+                speed = task.finished_speed or task.speed
+                return Text("" if speed is None else f"{speed:,.1f}/s")
+
         self.bar = Progress(
             TextColumn("export"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("transcripts"),
-            TransferSpeedColumn(),
+            TranscriptRate(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=Console(file=stream),

@@ -190,14 +190,22 @@ def _last_ns(report: UsageReport, row: Row) -> int:
     return facts.last_ns if facts is not None else 0
 
 
-def table(report: UsageReport, *, changed: set[tuple[str, ...]] | None = None) -> Any:
+def table(
+    report: UsageReport, *, changed: set[tuple[str, ...]] | None = None, compact: bool = False
+) -> Any:
     """The report as a rich ``Table`` (rows in *changed* are highlighted, for ``--follow``).
 
     Grouped by session, each id has its project, title (its first prompt) and last
     activity beside it, and the rows go by last activity, the latest last."""
     from rich.table import Table
 
-    t = Table(show_footer=False, header_style="bold", box=None, pad_edge=False)
+    t = Table(
+        show_footer=False,
+        header_style="bold",
+        box=None,
+        pad_edge=False,
+        collapse_padding=compact,  # one space between columns, not two
+    )
     by_session = "session" in report.by and bool(report.sessions)
     for name in report.by:
         t.add_column(name.capitalize(), no_wrap=name != "project")
@@ -205,10 +213,13 @@ def table(report: UsageReport, *, changed: set[tuple[str, ...]] | None = None) -
             t.add_column("Project", no_wrap=True, overflow="ellipsis", max_width=32)
             t.add_column("Title", no_wrap=True, overflow="ellipsis", max_width=48)
             t.add_column("Last activity", no_wrap=True)
-    for title in ("Input", "Output", "Cache write", "Cache read", "Total tokens"):
-        t.add_column(title, justify="right")
+    titles = ("Input", "Output", "Cache write", "Cache read", "Total tokens")
+    if compact:
+        titles = ("In", "Out", "Cache w", "Cache r", "Total")
+    for title in titles:
+        t.add_column(title, justify="right", no_wrap=True)
     if report.costs:
-        t.add_column("Cost (USD)", justify="right")
+        t.add_column("Cost" if compact else "Cost (USD)", justify="right", no_wrap=True)
     if any(r.reported_cost is not None for r in report.rows):
         t.add_column("Reported", justify="right")
     reported = any(r.reported_cost is not None for r in report.rows)
@@ -219,7 +230,7 @@ def table(report: UsageReport, *, changed: set[tuple[str, ...]] | None = None) -
     for row in rows:
         if _no_tokens(row):
             continue  # e.g. Claude Code's <synthetic> notices: rows of zeros are noise
-        cells = _cells(row, report, reported)
+        cells = _cells(row, report, reported, compact)
         key = tuple(row.keys.values())
         style = "bold yellow" if changed and key in changed else None
         keys: list[Any] = [row.keys[GROUP_KEYS[b]] for b in report.by]
@@ -229,19 +240,30 @@ def table(report: UsageReport, *, changed: set[tuple[str, ...]] | None = None) -
     total = report.totals
     t.add_section()
     blank = len(report.by) - 1 + (3 if by_session else 0)
-    t.add_row("Total", *[""] * blank, *_cells(total, report, reported), style="bold")
+    t.add_row("Total", *[""] * blank, *_cells(total, report, reported, compact), style="bold")
     return t
 
 
-def _cells(row: Row, report: UsageReport, reported: bool) -> list[str]:
+def _short(n: int) -> str:
+    """A token count in at most five characters: 999, 12.3k, 4.56M, 1.23B."""
+    for limit, unit in ((10**9, "B"), (10**6, "M"), (10**3, "k")):
+        if abs(n) >= limit:
+            value = n / limit
+            digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+            return f"{value:.{digits}f}{unit}"
+    return str(n)
+
+
+def _cells(row: Row, report: UsageReport, reported: bool, compact: bool = False) -> list[str]:
     o = row.otel
-    cells = [
-        f"{_fresh(row):,}",
-        f"{o.output_tokens:,}",
-        f"{o.cache_creation_input_tokens:,}",
-        f"{o.cache_read_input_tokens:,}",
-        f"{o.input_tokens + o.output_tokens:,}",
+    counts = [
+        _fresh(row),
+        o.output_tokens,
+        o.cache_creation_input_tokens,
+        o.cache_read_input_tokens,
+        o.input_tokens + o.output_tokens,
     ]
+    cells = [_short(n) if compact else f"{n:,}" for n in counts]
     if report.costs:
         cells.append(_cost(row))
     if reported:
@@ -280,7 +302,12 @@ def render_table(report: UsageReport, out: IO[str], *, width: int | None = None)
 
     console = Console(file=out, width=width, highlight=False, soft_wrap=False)
     laid_out = table(report)
-    needed = console.measure(laid_out, options=console.options.update_width(100_000)).maximum
+    wide = console.options.update_width(100_000)
+    needed = console.measure(laid_out, options=wide).maximum
+    if needed > console.width and (console.is_terminal or width is not None):
+        # Too wide for the terminal: counts in k, M and B (12.3M) and short titles.
+        laid_out = table(report, compact=True)
+        needed = console.measure(laid_out, options=wide).maximum
     if width is None and needed > console.width:
         # Numbers are never cut: a narrow terminal scrolls, a pipe gets the whole line.
         console = Console(file=out, width=needed, highlight=False, soft_wrap=False)
