@@ -192,3 +192,16 @@ def test_no_traceback_when_stdout_closes_early() -> None:
     p.stdout.close()
     _, err = p.communicate(timeout=30)
     assert b"Traceback" not in err
+
+
+def test_a_half_written_last_line_says_the_agent_may_still_be_writing(tmp_path: Path) -> None:
+    live = tmp_path / "live.jsonl"
+    lines = lines_of(CC)
+    live.write_bytes(b"".join(lines[:5]) + lines[5][:150])  # the sixth line, half written
+    line = assert_one_line_error(run_cli("stats", live), "truncated", "at line 6")
+    assert "the agent may still be writing it" in line
+    # A broken line in the middle is just broken.
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"".join(lines[:5]) + lines[5][:150] + b"\n" + b"".join(lines[6:]))
+    line = assert_one_line_error(run_cli("stats", broken), "at line 6")
+    assert "may still be writing" not in line

@@ -558,6 +558,35 @@ class _Run:
         adapter = self._adapter(b"")
         tail = self.splitter.flush()
         conv = self.conversion
-        last = conv._lines(adapter, tail) if tail else []
+        last = _unfinished(conv._lines, adapter, tail) if tail else []
         for events in _final_batches(last, adapter, conv._rewrites, conv.options.check_verbatim):
             yield Batch(events, self.splitter.lineno)
+
+
+def _unfinished(
+    parse: Callable[[Adapter, list[tuple[int, bytes]]], list[Event]],
+    adapter: Adapter,
+    tail: list[tuple[int, bytes]],
+) -> list[Event]:
+    """Parse the last line, which has no newline: a transcript still being written ends so.
+
+    A last line that does not parse says so: the agent may still be writing it
+    (``follow`` reads it once its newline is there).
+    """
+    try:
+        return parse(adapter, tail)
+    except ParseError as exc:
+        if exc.line != tail[-1][0] or "may still be writing" in exc.reason:
+            raise
+        error = ParseError(
+            exc.harness,
+            f"{exc.reason}; the last line has no newline yet: the agent may still be writing "
+            "it (follow reads it once it is complete)",
+            line=exc.line,
+            version=exc.version,
+            last_checked=exc.last_checked,
+            path=exc.path,
+            unit=exc.unit,
+        )
+        error.partial = exc.partial
+        raise error from None
