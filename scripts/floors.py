@@ -2,7 +2,7 @@
 """Print a pip constraints file pinning every runtime dependency to its declared floor.
 
     python scripts/floors.py > floors.txt
-    pip install -c floors.txt -e '.[test]'
+    pip install -c floors.txt -e . --group test
 
 ``.ci/run`` installs the package this way too, so the lowest versions
 ``pyproject.toml`` admits (``name>=X`` becomes ``name==X``, environment markers
@@ -29,7 +29,9 @@ def floors(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
     """``name==floor`` (with its marker) for each runtime dependency of *pyproject*."""
     project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
     pins = []
-    for requirement in project.get("dependencies", []):
+    # The completion extra's typer too: every command line the tests run goes through it.
+    extras = project.get("optional-dependencies", {})
+    for requirement in [*project.get("dependencies", []), *extras.get("completion", [])]:
         match = _REQUIREMENT.match(requirement)
         floor = None
         if match is not None:

@@ -70,6 +70,15 @@ def _dispatch(args: list[str]) -> int:
     )
 
     if COMPLETE_VAR in os.environ or any(a.split("=")[0] in COMPLETION_OPTIONS for a in args[:2]):
+        from importlib.util import find_spec
+
+        if find_spec("typer") is None:
+            from agentminutes.errors import UsageError
+
+            raise UsageError(
+                "shell completion comes from typer, which a base install leaves out: "
+                "pip install 'agentminutes-py[completion]'"
+            )
         from agentminutes.cli.app import main as typer_main
 
         return typer_main(args)
