@@ -50,3 +50,13 @@ def test_the_export_bar_counts_transcripts_a_second() -> None:
 
     assert str(rate.render(Task())) == "2.5/s"
     bar.close()
+
+
+def test_requests_without_a_time_are_not_in_a_window() -> None:
+    found = collect_paths([FIXTURES / "codex"])
+    everything = build_report(found.transcripts, ["day"], tz="UTC")
+    assert everything.rows[0].keys == {"day": "(no time)"}  # some Codex rollouts record none
+    untimed = everything.rows[0].requests
+    since = build_report(found.transcripts, ["day"], since="2000-01-01", tz="UTC")
+    assert "(no time)" not in [r.keys["day"] for r in since.rows]
+    assert since.totals.requests == everything.totals.requests - untimed

@@ -727,7 +727,8 @@ def counted_requests(
     transcripts: Sequence[Transcript],
     window: tuple[int | None, int | None] = (None, None),
 ) -> Iterator[tuple[CachedRequest, Transcript]]:
-    """Each request once, in the transcript that started first; those in the window."""
+    """Each request once, in the transcript that started first; those in the window (with a
+    window, not those without a time)."""
     ordered = sorted(transcripts, key=lambda t: (t.started_ns, t.summary.path))
     seen: set[str] = set()
     lo, hi = window
@@ -737,6 +738,8 @@ def counted_requests(
                 if req.key in seen:
                     continue
                 seen.add(req.key)
+            if (lo is not None or hi is not None) and not req.ns:
+                continue  # a request with no time cannot be placed in --since/--until
             if req.ns and ((lo is not None and req.ns < lo) or (hi is not None and req.ns > hi)):
                 continue
             yield req, t
@@ -767,10 +770,11 @@ class Grouper:
         self.block_of: dict[int, int] | None = None
 
     def in_window(self, req: CachedRequest) -> bool:
-        """Whether *req* falls in ``--since``/``--until`` (a request without a time does)."""
+        """Whether *req* falls in ``--since``/``--until`` (a request without a time does only
+        when there is no window: it cannot be placed in one)."""
         lo, hi = self.window
         if not req.ns:
-            return True
+            return lo is None and hi is None
         return not ((lo is not None and req.ns < lo) or (hi is not None and req.ns > hi))
 
     def add(
