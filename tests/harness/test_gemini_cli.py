@@ -61,8 +61,10 @@ def final_versions(path: Path) -> dict[str, dict[str, Any]]:
 def test_every_fixture_detected(path: Path) -> None:
     cls, conf = detect(path.read_bytes()[:SNIFF_BYTES])
     assert cls.name == "gemini-cli"
-    # Only a saved chat (plain Gemini API contents) is not distinctive.
-    expected = Confidence.POSSIBLE if path == CHAT_CHECKPOINT else Confidence.CERTAIN
+    # A saved chat (plain Gemini API contents) is not distinctive, nor a prompt log
+    # (logs.json), which Qwen Code writes alike: only its folder tells (see below).
+    plain = path == CHAT_CHECKPOINT or path.name == "logs.json"
+    expected = Confidence.POSSIBLE if plain else Confidence.CERTAIN
     assert conf == expected
 
 
@@ -70,8 +72,23 @@ def test_no_other_adapter_claims_gemini_files() -> None:
     for path in ALL:
         head = path.read_bytes()[:SNIFF_BYTES]
         for cls in ADAPTERS:
-            if cls is not GeminiCliAdapter:
-                assert cls.sniff(head) == Confidence.NO_MATCH, (cls.name, path)
+            if cls is GeminiCliAdapter or (cls.name == "qwen-code" and path.name == "logs.json"):
+                continue
+            assert cls.sniff(head) == Confidence.NO_MATCH, (cls.name, path)
+
+
+def test_a_prompt_log_is_told_by_its_folder(tmp_path: Path) -> None:
+    """Gemini CLI and Qwen Code write the same logs.json: ~/.qwen/tmp/<hash>/ says Qwen Code,
+    ~/.gemini/tmp/<hash>/ Gemini CLI; elsewhere it is possibly Gemini CLI's."""
+    import agentminutes
+
+    log = next(p for p in ALL if p.name == "logs.json")
+    for home, want in ((".qwen", "qwen-code"), (".gemini", "gemini-cli")):
+        target = tmp_path / home / "tmp" / "abc123" / "logs.json"
+        target.parent.mkdir(parents=True)
+        target.write_bytes(log.read_bytes())
+        assert agentminutes.detect(target) == (want, "possible")
+    assert agentminutes.detect(log) == ("gemini-cli", "possible")
 
 
 # -- strict parsing ----------------------------------------------------------

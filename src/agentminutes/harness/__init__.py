@@ -155,7 +155,9 @@ def sniff_safely(cls: type[Adapter] | type[DocumentAdapter], head: bytes) -> Con
         return Confidence.NO_MATCH
 
 
-def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confidence]:
+def detect(
+    head: bytes, prefer: str = ""
+) -> tuple[type[Adapter] | type[DocumentAdapter], Confidence]:
     """Find the adapter whose format *head* (a transcript's first bytes) is.
 
     Every adapter grades the head (each by its first record, or a document's
@@ -173,7 +175,7 @@ def detect(head: bytes) -> tuple[type[Adapter] | type[DocumentAdapter], Confiden
         DetectError: no adapter recognizes the head; the message lists those tried.
     """
     head = head[:SNIFF_BYTES]
-    best, best_conf = _grade(head, harnesses())
+    best, best_conf = _grade(head, harnesses(), prefer)
     if best_conf < Confidence.CERTAIN:
         for start in _later_records(head):
             cls, conf = _grade(head[start:], _line_harnesses())
@@ -192,14 +194,16 @@ def _line_harnesses() -> tuple[Harness, ...]:
 
 
 def _grade(
-    head: bytes, registry: tuple[Harness, ...]
+    head: bytes, registry: tuple[Harness, ...], prefer: str = ""
 ) -> tuple[type[Adapter] | type[DocumentAdapter] | None, Confidence]:
+    """The most confident adapter for *head*; among equals the first, or the one named
+    *prefer* (a hint from the file's path: two harnesses may write one format)."""
     best: type[Adapter] | type[DocumentAdapter] | None = None
     best_conf = Confidence.NO_MATCH
     for h in registry:
         cls: type[Adapter] | type[DocumentAdapter] = h.adapter_class()
         conf = sniff_safely(cls, head)
-        if conf > best_conf:
+        if conf > best_conf or (conf == best_conf > Confidence.NO_MATCH and cls.name == prefer):
             best, best_conf = cls, conf
             if conf == Confidence.CERTAIN:
                 break

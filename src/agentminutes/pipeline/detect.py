@@ -42,7 +42,7 @@ def detect_source(source: str, head: bytes) -> tuple[str, Confidence]:
     :func:`~agentminutes.pipeline.document_sources.pick`)."""
     kind = container_of(head)
     if kind is None:
-        cls, confidence = detect_head(head)
+        cls, confidence = detect_head(head, prefer=_home_of(source))
         return cls.name, confidence
     from agentminutes.pipeline.document_sources import OpenedDocument, pick
 
@@ -53,6 +53,22 @@ def detect_source(source: str, head: bytes) -> tuple[str, Confidence]:
         doc = OpenedDocument(name, kind, path=source)
     found, confidence = pick(doc)
     return found.name, confidence
+
+
+#: Home folders that name the harness writing under them: where two harnesses write one
+#: format (Qwen Code's ``logs.json`` is Gemini CLI's), the path decides between them.
+_HOME_FOLDERS = {".qwen": "qwen-code", ".gemini": "gemini-cli"}
+
+
+def _home_of(source: str) -> str:
+    """The harness whose home folder *source* lies in (``""``: none, or stdin)."""
+    if source == "-":
+        return ""
+    for part in reversed(os.path.abspath(source).split(os.sep)):
+        found = _HOME_FOLDERS.get(part)
+        if found:
+            return found
+    return ""
 
 
 def read_head(transcript: str) -> bytes:

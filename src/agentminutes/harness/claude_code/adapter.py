@@ -180,6 +180,9 @@ class ClaudeCodeAdapter(BaseAdapter):
             return Confidence.CERTAIN
         if kind in CONVERSATION_TYPES or kind in SKIP_TYPES or kind == "summary":
             return Confidence.POSSIBLE
+        if kind in ("teleported-from", "fork-context-ref"):
+            # Bookkeeping no other harness writes: a file of it alone is still Claude Code's.
+            return Confidence.POSSIBLE
         if kind and (rec.session_id or b'"parentUuid"' in first or b'"leafUuid"' in first):
             return Confidence.POSSIBLE
         return Confidence.NO_MATCH

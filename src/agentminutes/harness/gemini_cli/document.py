@@ -266,7 +266,8 @@ def _sniff_document(head: bytes) -> Confidence:
         return Confidence.NO_MATCH
     if head.startswith(b"["):
         if re.match(rb'\[\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"messageId"\s*:\s*\d', head):
-            return Confidence.CERTAIN
+            # A prompt log (logs.json): Qwen Code writes the same; only its folder tells.
+            return Confidence.POSSIBLE
         if re.match(rb'\[\s*\{\s*"role"\s*:\s*"(?:user|model)"\s*,\s*"parts"\s*:', head):
             return Confidence.POSSIBLE
     return Confidence.NO_MATCH

@@ -57,6 +57,7 @@ Mapping decisions:
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar, Final
 
 import msgspec
@@ -224,9 +225,11 @@ class QwenCodeAdapter(BaseAdapter):
         if head.startswith(BOM):
             head = head[3:]
         head = head.strip()
-        if head == b"[]":
-            # An empty prompt log (logs.json before the first prompt): Qwen Code and
-            # Gemini CLI both write one; only its folder could tell them apart.
+        if head == b"[]" or re.match(
+            rb'\[\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"messageId"\s*:\s*\d', head
+        ):
+            # A prompt log (logs.json): Qwen Code and Gemini CLI both write one; only its
+            # folder tells them apart (detection's path hint).
             return Confidence.POSSIBLE
         first = head.split(b"\n", 1)[0].strip()
         return Confidence.CERTAIN if is_qwen_record(first) else Confidence.NO_MATCH
