@@ -97,3 +97,29 @@ def test_follow_refuses_every_whole_document_source_the_same_way() -> None:
             [line] = proc.stderr.decode().splitlines()
             assert line.startswith(f"Error: {path}: a {harness} source is a whole document")
             assert "use convert" in line
+
+
+def test_the_table_tells_typed_prompts_from_interruptions_and_client_notices() -> None:
+    """The JSON keeps the reference's one count; the table says what the messages are."""
+    import json as _json
+
+    from conftest import FIXTURES as _FIXTURES
+    from conftest import run_cli as _run
+
+    path = _FIXTURES / "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"
+    texts = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = _json.loads(line)
+        if record.get("type") == "user":
+            content = record["message"]["content"]
+            texts.append(content if isinstance(content, str) else content[0].get("text", ""))
+    interruptions = sum(t.startswith("[Request interrupted by user") for t in texts)
+    notices = sum(t.startswith("<") for t in texts)
+    typed = len(texts) - interruptions - notices
+    assert (typed, interruptions, notices) == (3, 3, 1)  # the file: hello, hi, hi
+    table = _run("stats", "--format", "table", path).stdout.decode()
+    assert (
+        f"{len(texts)} from the user ({typed} typed, {interruptions} interruptions, "
+        f"{notices} sent by the client" in " ".join(table.split())
+    )
+    assert _json.loads(_run("stats", path).stdout)["user_messages"] == len(texts)

@@ -215,13 +215,29 @@ async def _stats_document(
 async def _stats(
     output: str | None, job: Feed, fmt: str, title: str, usage: _StatsUsage | None = None
 ) -> None:
+    prompts = None
+    if fmt == "table":
+        # What the user messages are (typed, interruptions, client notices): the table
+        # says it, the JSON keeps the reference's one count.
+        from agentminutes.cli.stats_view import PromptCounts
+
+        prompts = PromptCounts()
+        counted = prompts
+
+        async def tap(batches: AsyncIterator[Batch]) -> AsyncIterator[Batch]:
+            async for batch in batches:
+                for ev in batch.events:
+                    counted.add(ev)
+                yield batch
+
+        job = Feed(tap(job.batches), job.skipped, job.white_space)
     data, report, _ = await _stats_document(job, usage, 2)
     if fmt == "table":
         import msgspec
 
         from agentminutes.schema import Stats
 
-        _table(msgspec.json.decode(data, type=Stats), title, output, report)
+        _table(msgspec.json.decode(data, type=Stats), title, output, report, prompts)
         return
     with open_output(output, atomic=True) as stream:
         stream.write(data)
@@ -234,7 +250,9 @@ def _stats_format(fmt: str | None, output: str | None) -> str:
     return "table" if output is None and sys.stdout.isatty() else "json"
 
 
-def _table(summary: object, title: str, output: str | None, usage: Any = None) -> None:
+def _table(
+    summary: object, title: str, output: str | None, usage: Any = None, prompts: Any = None
+) -> None:
     """The summary as tables; *usage* (a usage report, ``stats --usage``) adds its table."""
     from agentminutes.cli.stats_view import write_table
     from agentminutes.schema import Stats, TaskStats
@@ -242,12 +260,12 @@ def _table(summary: object, title: str, output: str | None, usage: Any = None) -
     assert isinstance(summary, Stats | TaskStats)
     terminal = output is None and sys.stdout.isatty()
     if terminal:
-        write_table(summary, title, None, terminal=True)
+        write_table(summary, title, None, terminal=True, prompts=prompts)
         if usage is not None:
             _usage_table(usage, sys.stdout)
         return
     with open_output(output, atomic=True) as stream:
-        write_table(summary, title, stream, terminal=False)
+        write_table(summary, title, stream, terminal=False, prompts=prompts)
         if usage is not None:
             import io
 

@@ -9,6 +9,7 @@ result bytes and time, the tokens, the system activity, and the final answer.
 from __future__ import annotations
 
 import io
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 from agentminutes.schema import Stats, TaskStats
@@ -51,13 +52,57 @@ def _bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover - the loop returns
 
 
-def _overview(stats: Stats) -> RenderableType:
+class PromptCounts:
+    """The user messages of a transcript by what they are: what a person typed, an
+    interruption (``[Request interrupted by user]``), or a tagged notice the client
+    sent in the user's name (an IDE selection, a slash command's output …)."""
+
+    __slots__ = ("interruptions", "notices", "typed")
+
+    def __init__(self) -> None:
+        self.typed = 0
+        self.interruptions = 0
+        self.notices = 0
+
+    def add(self, event: Any) -> None:
+        """Count *event* if it is a user message a person is credited with."""
+        msg = getattr(event, "user_message", None)
+        if msg is None or msg.origin != "human":
+            return
+        text = next((b.text for b in msg.content or () if b.text.strip()), "").lstrip()
+        if text.startswith("[Request interrupted by user"):
+            self.interruptions += 1
+        elif _TAG.match(text):
+            self.notices += 1
+        else:
+            self.typed += 1
+
+
+_TAG = re.compile(r"<[a-z][\w-]*[ >]")
+
+
+def _user_messages(stats: Stats, prompts: PromptCounts | None) -> str:
+    text = f"{stats.user_messages} from the user"
+    if prompts is not None and (prompts.interruptions or prompts.notices):
+        parts = [f"{prompts.typed} typed"]
+        if prompts.interruptions:
+            parts.append(
+                f"{prompts.interruptions} interruption"
+                + ("s" if prompts.interruptions != 1 else "")
+            )
+        if prompts.notices:
+            parts.append(f"{prompts.notices} sent by the client (IDE context, commands)")
+        text += f" ({', '.join(parts)})"
+    return text
+
+
+def _overview(stats: Stats, prompts: PromptCounts | None = None) -> RenderableType:
     from rich.table import Table
 
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    messages = f"{stats.user_messages} from the user"
+    messages = _user_messages(stats, prompts)
     if stats.harness_messages:
         messages += f", {stats.harness_messages} injected by the harness"
     grid.add_row("events", str(stats.events))
@@ -160,8 +205,14 @@ def _answer(stats: Stats) -> RenderableType | None:
     return Panel(Text(text), title="final answer", title_align="left")
 
 
-def _session(stats: Stats) -> list[RenderableType]:
-    parts = [_overview(stats), _tools(stats), _tokens(stats), _system(stats), _answer(stats)]
+def _session(stats: Stats, prompts: PromptCounts | None = None) -> list[RenderableType]:
+    parts = [
+        _overview(stats, prompts),
+        _tools(stats),
+        _tokens(stats),
+        _system(stats),
+        _answer(stats),
+    ]
     return [p for p in parts if p is not None]
 
 
@@ -186,7 +237,9 @@ def _agents(task: TaskStats) -> RenderableType | None:
     return table
 
 
-def render(summary: Stats | TaskStats, title: str) -> list[RenderableType]:
+def render(
+    summary: Stats | TaskStats, title: str, prompts: PromptCounts | None = None
+) -> list[RenderableType]:
     """The renderables of one session's or one task's summary, under *title*."""
     from rich.rule import Rule
 
@@ -197,20 +250,27 @@ def render(summary: Stats | TaskStats, title: str) -> list[RenderableType]:
         if agents is not None:
             parts.append(agents)
         return parts
-    return [Rule(title, align="left"), *_session(summary)]
+    return [Rule(title, align="left"), *_session(summary, prompts)]
 
 
-def write_table(summary: Stats | TaskStats, title: str, out: Any, *, terminal: bool) -> None:
+def write_table(
+    summary: Stats | TaskStats,
+    title: str,
+    out: Any,
+    *,
+    terminal: bool,
+    prompts: PromptCounts | None = None,
+) -> None:
     """Write the table to *out* (a binary stream): styled for a terminal, else plain text."""
     from rich.console import Console
 
     if terminal:
         console: Console = Console(highlight=False)
-        for part in render(summary, title):
+        for part in render(summary, title, prompts):
             console.print(part)
         return
     text = io.StringIO()
     console = Console(file=text, width=100, color_system=None, highlight=False)
-    for part in render(summary, title):
+    for part in render(summary, title, prompts):
         console.print(part)
     out.write(text.getvalue().encode("utf-8"))
