@@ -26,7 +26,12 @@ class OpenHands(Driver):
     pinned: ClassVar[str] = "1.16.0"
     protocol: ClassVar[str] = "openai-chat"
     python: ClassVar[str] = "3.12"
-    transcripts: ClassVar[tuple[str, ...]] = (".openhands/conversations/**/*",)
+    transcripts: ClassVar[tuple[str, ...]] = (
+        ".openhands/conversations/*/base_state.json",
+        ".openhands/conversations/*/events/*.json",
+    )
+    #: The conversation folder is the source; its state file names it.
+    sources: ClassVar[tuple[str, ...] | None] = (".openhands/conversations/*/base_state.json",)
     timeout: ClassVar[float] = 300.0
 
     def env(self, run: Run) -> dict[str, str]:

@@ -267,7 +267,7 @@ def test_an_empty_home_says_no_harness_is_there(tmp_path: Path) -> None:
     assert p.stderr == (
         "agentminutes: no transcripts folder of any harness here (amp, antigravity, claude-code, "
         "codex, continue-cli, copilot, cursor, droid, gemini-cli, kimi, pi, qwen-code, cline, "
-        "crush, goose, hermes, opencode); --harness NAME --root DIR reads another folder\n"
+        "crush, goose, hermes, opencode, openhands); --harness NAME --root DIR reads another folder\n"
         "agentminutes: 0 sessions, 0 filtered out, 0 skipped files, 0 errors\n"
     )
     # A home with one harness's folder says nothing of the others.

@@ -82,6 +82,10 @@ def _record_counts(path: Path, harness: str) -> dict[str, int]:
             return dict(
                 conn.execute("SELECT conv_id, COUNT(*) FROM turn_block_membership GROUP BY conv_id")
             )
+    if harness == "openhands":  # the event files, then the state file
+        folder = path if path.is_dir() else path.parent
+        folder = folder.parent if folder.name == "events" else folder
+        return {folder.name: len(list((folder / "events").glob("event-*.json"))) + 1}
     if harness == "hermes":  # the session row, its messages, its usage rows
         with closing(sqlite3.connect(path)) as conn, conn:
             counts = {r[0]: 1 for r in conn.execute("SELECT id FROM sessions")}

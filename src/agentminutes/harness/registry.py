@@ -60,6 +60,7 @@ FOLDERS: Final[tuple[str, ...]] = (
     "agentminutes.harness.hermes",
     "agentminutes.harness.kimi",
     "agentminutes.harness.opencode",
+    "agentminutes.harness.openhands",
     "agentminutes.harness.pi",
     "agentminutes.harness.qwen_code",
     "agentminutes.harness.turns_db",
