@@ -93,6 +93,7 @@ def _local_time(value: str | None) -> str:
         moment = moment.astimezone()  # a naive time is the local time of the writer
     return valid_timestamp(moment.astimezone(UTC).isoformat().replace("+00:00", "Z"))
 
+
 if TYPE_CHECKING:
     from agentminutes.harness.base import Document
 
