@@ -63,12 +63,17 @@ HOME_SESSIONS: dict[str, tuple[str, str]] = {
         "gemini-cli/vibe-comparison/session-2026-04-25T08-23-e435870b.jsonl",
     ),
     "goose": (".local/share/goose/sessions/sessions.db", "goose/constructed/sessions/sessions.db"),
+    "hermes": (".hermes/state.db", "hermes/lab-0.19.0/tools-state.db"),
     "kimi": (
         ".kimi/sessions/5d41402abc4b2a76b9719d911017c592/6f3a1c2e-0b4d-4e5f-8a9b-0c1d2e3f4a5b"
         "/wire.jsonl",
         "kimi/lab-1.51.0/tools.wire.jsonl",
     ),
     "opencode": (".local/share/opencode/opencode.db", "opencode/constructed/opencode.db"),
+    "openhands": (
+        ".openhands/conversations/ce833f814d2045b9be295de049c1df6c",
+        "openhands/lab-1.16.0/ce833f814d2045b9be295de049c1df6c",
+    ),
     "pi": (
         ".pi/agent/sessions/--tmp-project--/2026-05-12T01-02-27-657Z_019e19b4-eb48-746a-aa6b-8dfcfa37954b.jsonl",
         "pi/agent-sessions/pi_small.jsonl",
