@@ -304,7 +304,9 @@ def test_readme_runner_example_runs(backend: str) -> None:
 
     from conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text()
+    readme = "".join(  # the README and the reference it points to (docs/)
+        p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))]
+    )
     match = re.search(r"<!-- runner-example -->\n```python\n(.*?)```", readme, re.S)
     assert match, "README lost its runner example"
     sessions = [AGENTS[1], AGENTS[7], AGENTS[8]]  # named by their session ids

@@ -132,7 +132,9 @@ def _key(event: dict) -> str:
 
 
 def test_readme_experiment_runner_runs() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = "".join(  # the README and the reference it points to (docs/)
+        p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))]
+    )
     match = re.search(r"<!-- follow-example -->\n```python\n(.*?)```", readme, re.S)
     assert match, "README lost its follow example"
     script = match.group(1)

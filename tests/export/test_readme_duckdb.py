@@ -16,7 +16,9 @@ from conftest import ROOT
 from export_data import fixtures_dataset
 
 _BLOCK = re.compile(r"<!-- duckdb: ([\w-]+) -->\n```sql\n(.*?)```", re.DOTALL)
-QUERIES = dict(_BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8")))
+#: The README's and its reference's (docs/) queries.
+_DOCS = [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))]
+QUERIES = dict(_BLOCK.findall("".join(p.read_text(encoding="utf-8") for p in _DOCS)))
 
 
 def _run(name: str) -> list[tuple[object, ...]]:
