@@ -12,7 +12,8 @@ reader and no deduplication by id folds copies together.
 
 Then, each as a fresh process, medians of ``--runs`` (the sides alternating):
 
-* ours cold: ``usage --by day --format json --no-cache``;
+* ours cold: ``usage --by day --format json --no-cache`` (worker processes: the CPU
+  time shown is this process's, not its workers'), and the same with ``--jobs 1``;
 * ours warm: ``usage --by day --format json`` with the summary cache filled;
 * ccusage 20 (native): ``ccusage daily --json --offline`` (``--ccusage`` names
   its launcher; installed with ``npm install ccusage@20.0.20
@@ -45,9 +46,11 @@ def sources(folder: Path) -> list[tuple[Path, Path]]:
     out: list[tuple[Path, Path]] = []
     for path in sorted(folder.rglob("*.jsonl")):
         rel = path.relative_to(folder)
-        top = rel.parts[0]
-        repo, _, rest = top.partition("__")
-        inner = Path(rest or top, *rel.parts[1:])
+        repo, _, rest = rel.parts[0].partition("__")
+        # A corpus entry <repo>__<session> is a folder holding the session's files (the
+        # transcript and its session folder), or <repo>__<name>.jsonl a transcript alone:
+        # either way its files go into the project folder <repo>, as Claude Code keeps them.
+        inner = Path(*rel.parts[1:]) if len(rel.parts) > 1 else Path(rest or rel.parts[0])
         out.append((path, Path(repo) / inner))
     return out
 
@@ -92,10 +95,19 @@ def build(home: Path, folder: Path, megabytes: int) -> tuple[int, int]:
 
 
 def independent_count(home: Path) -> dict[str, int]:
-    """Token totals with each assistant message id counted once (its last line wins)."""
+    """Token totals with each assistant message id counted once (its last line wins).
+
+    A file whose first line is no JSON is left out, as agentminutes refuses it (an
+    error line names it; ccusage reads past such lines silently).
+    """
     last: dict[str, dict[str, int]] = {}
     for path in (home / ".claude" / "projects").rglob("*.jsonl"):
         with path.open("rb") as f:
+            try:
+                json.loads(f.readline())
+            except ValueError:
+                continue
+            f.seek(0)
             for line in f:
                 try:
                     rec = json.loads(line)
@@ -105,11 +117,11 @@ def independent_count(home: Path) -> dict[str, int]:
                 if not isinstance(msg, dict) or rec.get("type") != "assistant":
                     continue
                 usage = msg.get("usage")
-                if not isinstance(usage, dict) or not msg.get("id"):
+                if not isinstance(usage, dict) or msg.get("model") == "<synthetic>":
                     continue
-                if msg.get("model") == "<synthetic>":
-                    continue
-                last[str(msg["id"])] = {
+                # A message without an id is a request of its own, each line once.
+                key = str(msg.get("id") or f"{path}:{len(last)}")
+                last[key] = {
                     k: int(usage.get(k) or 0)
                     for k in (
                         "input_tokens",
@@ -188,10 +200,10 @@ def main() -> None:
         "XDG_CACHE_HOME": str(cache),
         "LANG": "C.UTF-8",
     }
-    ours = [args.agentminutes, "usage", "--harness", "claude-code", "--by", "day"]
-    ours += ["--format", "json"]
+    ours = [args.agentminutes, "usage", "--by", "day", "--format", "json"]
     sides = {
         "ours cold": [*ours, "--no-cache"],
+        "ours cold -j1": [*ours, "--no-cache", "--jobs", "1"],
         "ours warm": ours,
     }
     if args.ccusage:
@@ -207,7 +219,7 @@ def main() -> None:
     med = {k: statistics.median(w for w, _, _ in v) for k, v in results.items()}
     for name, runs in results.items():
         print(
-            f"{name:12} wall {med[name]:6.2f} s  cpu {statistics.median(c for _, c, _ in runs):6.2f} s"
+            f"{name:14} wall {med[name]:6.2f} s  cpu {statistics.median(c for _, c, _ in runs):6.2f} s"
             f"  peak RSS {max(r for _, _, r in runs):5d} MB"
         )
     if "ccusage 20" in med:
