@@ -24,6 +24,11 @@ from conftest import FIXTURES, fixture_id, transcripts
 
 ALL = [p for cls in (*ADAPTERS, *DOCUMENT_ADAPTERS) for p in transcripts(cls.name)]
 
+#: The harnesses whose records carry the price they computed (Aider's report line,
+#: Amp's credits, Continue's cost_cents, Crush's and Goose's columns, Cline's,
+#: OpenCode's and pi's usage): a cost anywhere else would have been made up.
+HARNESSES_THAT_PRICE = ("pi", "cline", "opencode", "aider", "amp", "continue-cli", "crush", "goose")
+
 
 def _all_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
     steps = list(doc["steps"])
@@ -80,7 +85,7 @@ def _check(session: Session) -> tuple[dict[str, Any], Any]:
         metrics = step.get("metrics")
         if metrics is not None and "cost_usd" in metrics:
             # Only harnesses that price requests themselves record a cost.
-            assert session.meta.harness in ("pi", "cline", "opencode")
+            assert session.meta.harness in HARNESSES_THAT_PRICE
     return doc, loss
 
 
