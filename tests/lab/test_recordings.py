@@ -101,29 +101,37 @@ def test_follow_on_the_home_prints_what_convert_prints(folder: Path, tmp_path: P
         assert not error
         want[str(tmp_path / source.relative_to(home))] = events
     # A database is followed by its path (a folder's follow watches line transcripts); its
-    # envelopes name the session after a '#'.
+    # envelopes name the session after a '#'. That path must exist when follow starts (one
+    # not there yet is taken for a line transcript, and a database then fails detection):
+    # the database is in place first, as SQLite leaves it (its write-ahead log, then the
+    # file, whole), and a folder's follower watches before its first file appears.
     single = sources[0].suffix == ".db"
+
+    def place(source: Path) -> None:
+        target = tmp_path / source.relative_to(home)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.suffix == ".db":
+            wal = source.with_name(source.name + "-wal")
+            if wal.exists():
+                target.with_name(wal.name).write_bytes(wal.read_bytes())
+            partial = target.with_name(target.name + ".part")
+            partial.write_bytes(source.read_bytes())
+            partial.rename(target)
+            return
+        with target.open("wb") as out:
+            for line in source.read_bytes().splitlines(keepends=True):
+                out.write(line)
+                out.flush()
+
+    if single:
+        for source in sources:
+            place(source)
     follower = FollowProc(tmp_path / sources[0].relative_to(home) if single else root)
     try:
-        time.sleep(0.5)  # the follower's watch is set before the first file appears
-        for source in sources:
-            target = tmp_path / source.relative_to(home)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if source.suffix == ".db":
-                # A database arrives as SQLite leaves it: its write-ahead log, then the file,
-                # whole (renamed into place: follow cannot yet tell a database from a file
-                # caught empty at its creation, and stops on it).
-                wal = source.with_name(source.name + "-wal")
-                if wal.exists():
-                    target.with_name(wal.name).write_bytes(wal.read_bytes())
-                partial = target.with_name(target.name + ".part")
-                partial.write_bytes(source.read_bytes())
-                partial.rename(target)
-                continue
-            with target.open("wb") as out:
-                for line in source.read_bytes().splitlines(keepends=True):
-                    out.write(line)
-                    out.flush()
+        if not single:
+            time.sleep(0.5)  # the follower's watch is set before the first file appears
+            for source in sources:
+                place(source)
         # A message's last event may be held until the transcript's end is known: the stop
         # releases it, as convert's end of file does.
         follower.wait_lines(sum(len(v) for v in want.values()) - len(want), timeout=60)
