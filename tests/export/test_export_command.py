@@ -39,6 +39,29 @@ def test_export_then_query_with_duckdb(cli, tmp_path: Path) -> None:  # type: ig
     assert " 0 exported, 3 unchanged, 1 failed" in again.stderr.decode().splitlines()[-1]
 
 
+def test_an_openhands_conversation_folder_is_one_transcript(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Its event files and base_state.json are one conversation: exported once, not once a file.
+    conversation = FIXTURES / "openhands" / "lab-1.16.0" / "ce833f814d2045b9be295de049c1df6c"
+    events = len(list((conversation / "events").glob("event-*.json")))
+    ds = tmp_path / "ds"
+    out = cli("export", conversation.parent, "--to", ds)
+    assert out.returncode == 0, out.stderr
+    assert (
+        out.stderr.decode()
+        .splitlines()[-1]
+        .startswith(
+            "agentminutes: export: 1 transcript: 1 exported, 0 unchanged, 0 failed; 15 events"
+        )
+    )
+    sessions = duckdb.sql(f"SELECT count(*) FROM {parquet(ds, 'sessions')}").fetchall()
+    assert sessions == [(1,)]
+    requests = duckdb.sql(
+        f"SELECT count(*), count(DISTINCT dedup_key) FROM {parquet(ds, 'requests')}"
+    ).fetchall()
+    assert requests[0][0] == requests[0][1] > 0
+    assert events > 1
+
+
 def test_without_pyarrow_one_line_says_how_to_install_it(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['pyarrow'] = None\n"

@@ -392,13 +392,20 @@ def _is_candidate(name: str) -> bool:
 _TASK_DOCUMENTS: Final = ("ui_messages.json", "api_conversation_history.json")
 
 
+#: The state file of an OpenHands conversation folder (beside its events/ folder).
+_CONVERSATION_STATE: Final = "base_state.json"
+
+
 def _folder_source(top: str, entries: list[os.DirEntry[str]]) -> str | None:
-    """For a folder that is one source (a Cline task, an OpenCode storage tree): the file
-    that stands for it, read as the whole folder; ``None`` for an ordinary folder."""
+    """For a folder that is one source (a Cline task, an OpenHands conversation, an
+    OpenCode storage tree): the file that stands for it, read as the whole folder;
+    ``None`` for an ordinary folder."""
     names = {e.name for e in entries}
     for name in _TASK_DOCUMENTS:
         if name in names:
             return os.path.join(top, name)
+    if _CONVERSATION_STATE in names and "events" in names:
+        return os.path.join(top, _CONVERSATION_STATE)
     if os.path.basename(top) == "storage" and "session" in names:
         for rel in ("session/info", "session"):
             for folder, _dirs, files in sorted(os.walk(os.path.join(top, rel))):
@@ -411,8 +418,8 @@ def _folder_source(top: str, entries: list[os.DirEntry[str]]) -> str | None:
 def _walk(top: str, skip: str) -> Iterator[str]:
     """Every candidate file under *top*, by name, symlinked folders not followed; *skip* left out.
 
-    A folder that is one source (a Cline task folder, an OpenCode storage tree) is
-    one transcript: the file that stands for it, whose conversion reads the folder.
+    A folder that is one source (a Cline task folder, an OpenHands conversation, an
+    OpenCode storage tree) is one transcript: the file that stands for it, whose conversion reads the folder.
     """
     try:
         with os.scandir(top) as it:
