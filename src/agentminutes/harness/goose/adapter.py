@@ -39,13 +39,9 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._rows_tail import RowsTail
+from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply
 from agentminutes.harness._whole_json import ms_time
-from agentminutes.harness.base import (
-    BaseDocumentAdapter,
-    Confidence,
-    ConversationInfo,
-    DocumentSession,
-)
+from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession
 from agentminutes.harness.goose.vocabulary import CONTENT_TYPES, HARNESS, tool_kind
 from agentminutes.schema import (
     NO_RAW,
@@ -160,13 +156,13 @@ def _sql_time(value: str) -> str:
     return ""
 
 
-class GooseAdapter(BaseDocumentAdapter):
+class GooseAdapter(SqliteAdapter):
     """Parses Goose's ``sessions.db``, one session per conversation."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "1.20.0"
-    containers: ClassVar[frozenset[str]] = frozenset({"sqlite"})
-    zip_member: ClassVar[str] = ""
+    tables: ClassVar[frozenset[str]] = _TABLES
+    store_name: ClassVar[str] = "a Goose database"
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -176,43 +172,22 @@ class GooseAdapter(BaseDocumentAdapter):
             return Confidence.CERTAIN
         return Confidence.NO_MATCH
 
-    @classmethod
-    def sniff_tables(cls, tables: frozenset[str]) -> Confidence:
-        return Confidence.CERTAIN if tables >= _TABLES else Confidence.NO_MATCH
-
     # -- reading ------------------------------------------------------------------------
 
-    def _connect(self, doc: Document) -> sqlite3.Connection:
-        conn = doc.connect()
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        missing = sorted(_TABLES - names)
-        if missing:
-            conn.close()
-            raise self.error(f"not a Goose database: no table {', '.join(missing)}", 0)
-        return conn
-
     def conversations(self, doc: Document) -> list[ConversationInfo]:
-        conn = self._connect(doc)
-        try:
+        conn = self.open_store(doc)
+        with self.reading(conn):
             return [_info(s) for s in _sessions(conn)]
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the database: {exc}", 0) from None
-        finally:
-            conn.close()
 
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
-        conn = self._connect(doc)
-        try:
+        conn = self.open_store(doc)
+        with self.reading(conn):
             for row in _sessions(conn):
                 if only is not None and row.id != only:
                     continue
                 self.begin(row.id)
                 events = self._build(row, _messages(conn, row.id))
                 yield DocumentSession(_info(row), events, self.skipped)
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the database: {exc}", 0) from None
-        finally:
-            conn.close()
 
     def tail(self, doc: Document) -> RowsTail:
         """Follow the database *doc* as Goose writes it (see :class:`RowsTail`)."""
@@ -249,14 +224,7 @@ class GooseAdapter(BaseDocumentAdapter):
             return []
         self.begin(session_id)
         events = self._build(row, messages)
-        if not final:
-            # The session's last reply carries the session's usage, which the harness
-            # writes after it: it (and what follows it) is shown once a later reply
-            # takes its place, or at the stop.
-            replies = [i for i, e in enumerate(events) if e.kind == EventKind.ASSISTANT_MESSAGE]
-            if replies:
-                events = events[: replies[-1]]
-        return events
+        return events if final else hold_last_reply(events)
 
     # -- events -------------------------------------------------------------------------
 

@@ -47,12 +47,8 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._export import epoch_rfc3339
-from agentminutes.harness.base import (
-    BaseDocumentAdapter,
-    Confidence,
-    ConversationInfo,
-    DocumentSession,
-)
+from agentminutes.harness._sqlite import SqliteAdapter
+from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -136,13 +132,14 @@ def _row_json(row: dict[str, Any], leave_out: tuple[str, ...] = ()) -> Raw:
     return Raw(msgspec.json.encode({k: v for k, v in row.items() if k not in leave_out}))
 
 
-class HermesAdapter(BaseDocumentAdapter):
+class HermesAdapter(SqliteAdapter):
     """Parses Hermes Agent's ``state.db`` session store."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.19.0"
-    containers: ClassVar[frozenset[str]] = frozenset({"sqlite"})
-    zip_member: ClassVar[str] = ""
+    tables: ClassVar[frozenset[str]] = TABLES
+    store_name: ClassVar[str] = "a Hermes session store"
+    store_noun: ClassVar[str] = "the session store"
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -150,23 +147,12 @@ class HermesAdapter(BaseDocumentAdapter):
             return Confidence.CERTAIN
         return Confidence.NO_MATCH
 
-    @classmethod
-    def sniff_tables(cls, tables: frozenset[str]) -> Confidence:
-        return Confidence.CERTAIN if tables >= TABLES else Confidence.NO_MATCH
-
-    def _connect(self, doc: Document) -> sqlite3.Connection:
-        conn = doc.connect()
+    def prepare(self, conn: sqlite3.Connection) -> None:
         conn.row_factory = sqlite3.Row
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        missing = sorted(TABLES - names)
-        if missing:
-            conn.close()
-            raise self.error(f"not a Hermes session store: no table {', '.join(missing)}", 0)
-        return conn
 
     def conversations(self, doc: Document) -> list[ConversationInfo]:
-        conn = self._connect(doc)
-        try:
+        conn = self.open_store(doc)
+        with self.reading(conn):
             counts = dict(
                 conn.execute(
                     "SELECT session_id, COUNT(*) FROM messages"
@@ -176,10 +162,6 @@ class HermesAdapter(BaseDocumentAdapter):
             rows = conn.execute(
                 "SELECT id, title, started_at, ended_at FROM sessions ORDER BY started_at, id"
             ).fetchall()
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the session store: {exc}", 0) from None
-        finally:
-            conn.close()
         return [
             ConversationInfo(
                 id=str(r["id"]),
@@ -192,8 +174,8 @@ class HermesAdapter(BaseDocumentAdapter):
         ]
 
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
-        conn = self._connect(doc)
-        try:
+        conn = self.open_store(doc)
+        with self.reading(conn):
             ids = [
                 str(r[0]) for r in conn.execute("SELECT id FROM sessions ORDER BY started_at, id")
             ]
@@ -201,10 +183,6 @@ class HermesAdapter(BaseDocumentAdapter):
                 ids = [i for i in ids if i == only] or [only]
             for sid in ids:
                 yield self.read_session(conn, sid)
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the session store: {exc}", 0) from None
-        finally:
-            conn.close()
 
     def tail(self, doc: Document) -> HermesTail:
         """Follow the database *doc* as Hermes writes it (see :class:`HermesTail`)."""

@@ -72,12 +72,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import (
-    BaseDocumentAdapter,
-    Confidence,
-    ConversationInfo,
-    DocumentSession,
-)
+from agentminutes.harness._sqlite import SqliteAdapter, table_names
+from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -335,8 +331,7 @@ class _Database:
         columns = {r[1] for r in conn.execute("PRAGMA table_info(session)")}
         self.has_parent = "parent_id" in columns
         self.has_directory = "directory" in columns
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        self.has_v2 = "session_message" in tables
+        self.has_v2 = "session_message" in table_names(conn)
 
     def v2_types(self, session_id: str) -> list[str]:
         """The types of the session's rows in ``session_message`` (the newer projection)."""
@@ -525,13 +520,14 @@ def _updated(raw: bytes) -> int:
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class OpenCodeAdapter(BaseDocumentAdapter):
+class OpenCodeAdapter(SqliteAdapter):
     """Parses OpenCode (and Kilo) databases and JSON storage trees, one session per conversation."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "1.18.33"
     containers: ClassVar[frozenset[str]] = frozenset({"sqlite", "folder", "json"})
-    zip_member: ClassVar[str] = ""
+    tables: ClassVar[frozenset[str]] = _TABLES
+    store_name: ClassVar[str] = "an OpenCode database"
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -546,10 +542,6 @@ class OpenCodeAdapter(BaseDocumentAdapter):
         if _TREE_ID.search(head, 0, 4096):
             return Confidence.POSSIBLE
         return Confidence.NO_MATCH
-
-    @classmethod
-    def sniff_tables(cls, tables: frozenset[str]) -> Confidence:
-        return Confidence.CERTAIN if tables >= _TABLES else Confidence.NO_MATCH
 
     @classmethod
     def sniff_folder(cls, names: frozenset[str]) -> Confidence:
@@ -603,12 +595,7 @@ class OpenCodeAdapter(BaseDocumentAdapter):
             raise self.error(
                 "a file of an OpenCode storage tree is read with its tree; give its folder", 0
             )
-        conn = doc.connect()
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        missing = sorted(_TABLES - names)
-        if missing:
-            conn.close()
-            raise self.error(f"not an OpenCode database: no table {', '.join(missing)}", 0)
+        conn = self.open_store(doc)
         return _Database(conn), conn
 
     def tail(self, doc: Document) -> DatabaseTail:
@@ -622,17 +609,12 @@ class OpenCodeAdapter(BaseDocumentAdapter):
     def session_rows(self, doc: Document) -> list[SessionRow]:
         """The sessions of *doc* as stored (for ``sessions``: identity without parsing)."""
         store, conn = self._store(doc)
-        try:
+        with self.reading(conn):
             return store.sessions()
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the database: {exc}", 0) from None
-        finally:
-            if conn is not None:
-                conn.close()
 
     def conversations(self, doc: Document) -> list[ConversationInfo]:
         store, conn = self._store(doc)
-        try:
+        with self.reading(conn):
             counts = store.message_counts()
             return [
                 ConversationInfo(
@@ -644,15 +626,10 @@ class OpenCodeAdapter(BaseDocumentAdapter):
                 )
                 for s in store.sessions()
             ]
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the database: {exc}", 0) from None
-        finally:
-            if conn is not None:
-                conn.close()
 
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
         store, conn = self._store(doc)
-        try:
+        with self.reading(conn):
             for row in store.sessions():
                 if only is not None and row.id != only:
                     continue
@@ -660,11 +637,6 @@ class OpenCodeAdapter(BaseDocumentAdapter):
                 self.version = row.version
                 extra = store.v2_types(row.id) if isinstance(store, _Database) else []
                 yield build_session(self, row, store.messages(row.id), extra)
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the database: {exc}", 0) from None
-        finally:
-            if conn is not None:
-                conn.close()
 
 
 def build_session(

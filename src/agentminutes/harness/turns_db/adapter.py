@@ -50,8 +50,8 @@ from msgspec import Raw
 
 from agentminutes.harness._export import as_str, decode_object, first_byte
 from agentminutes.harness._gojson import go_utf8
+from agentminutes.harness._sqlite import SqliteAdapter
 from agentminutes.harness.base import (
-    BaseDocumentAdapter,
     Confidence,
     ConversationInfo,
     DocumentSession,
@@ -187,13 +187,13 @@ class _Turn:
         return max(keys)
 
 
-class TurnsDBAdapter(BaseDocumentAdapter):
+class TurnsDBAdapter(SqliteAdapter):
     """Parses Pinocchio/Geppetto ``turns.db`` SQLite turn-snapshot stores."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = ""
-    containers: ClassVar[frozenset[str]] = frozenset({"sqlite"})
-    zip_member: ClassVar[str] = ""
+    store_name: ClassVar[str] = "a Pinocchio turn store"
+    store_noun: ClassVar[str] = "the turn store"
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -201,23 +201,16 @@ class TurnsDBAdapter(BaseDocumentAdapter):
             return Confidence.CERTAIN
         return Confidence.NO_MATCH
 
-    def _connect(self, doc: Document) -> sqlite3.Connection:
-        conn = doc.connect()
+    def prepare(self, conn: sqlite3.Connection) -> None:
         conn.text_factory = _text_of_bytes  # invalid UTF-8 in a text column: U+FFFD, no crash
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        missing = [t for t in _TABLES if t not in names]
-        if missing:
-            conn.close()
-            raise self.error(
-                f"not a Pinocchio turn store: no table {', '.join(missing)}"
-                + (" (only the legacy turn_snapshots table)" if "turn_snapshots" in names else ""),
-                0,
-            )
-        return conn
+
+    def missing_reason(self, missing: list[str], names: set[str]) -> str:
+        legacy = " (only the legacy turn_snapshots table)" if "turn_snapshots" in names else ""
+        return super().missing_reason(missing, names) + legacy
 
     def conversations(self, doc: Document) -> list[ConversationInfo]:
-        conn = self._connect(doc)
-        try:
+        conn = self.open_store(doc, _TABLES)
+        with self.reading(conn):
             counts = dict(
                 conn.execute(
                     "SELECT m.conv_id, COUNT(DISTINCT b.block_id) FROM turn_block_membership m"
@@ -239,10 +232,6 @@ class TurnsDBAdapter(BaseDocumentAdapter):
                 "SELECT conv_id, MIN(turn_created_at_ms), MAX(MAX(updated_at_ms, turn_created_at_ms))"
                 " FROM turns GROUP BY conv_id ORDER BY MIN(turn_created_at_ms), conv_id"
             ).fetchall()
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the turn store: {exc}", 0) from None
-        finally:
-            conn.close()
         listed = []
         for conv_id, first, last in rows:
             title = as_str(decode_object(_raw(titles.get(conv_id))).get("text"))
@@ -259,8 +248,8 @@ class TurnsDBAdapter(BaseDocumentAdapter):
         return listed
 
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
-        conn = self._connect(doc)
-        try:
+        conn = self.open_store(doc, _TABLES)
+        with self.reading(conn):
             ids = [
                 r[0]
                 for r in conn.execute(
@@ -273,10 +262,6 @@ class TurnsDBAdapter(BaseDocumentAdapter):
                 ids = [i for i in ids if _text(i) == only] or [only]
             for conv_id in ids:
                 yield self._session(conn, conv_id)
-        except sqlite3.Error as exc:
-            raise self.error(f"cannot read the turn store: {exc}", 0) from None
-        finally:
-            conn.close()
 
     # -- one conversation ------------------------------------------------------
 
