@@ -5,7 +5,8 @@ session) are read by line adapters that hold the lines and convert the
 document at the end of input (a follower re-reads the file on each rewrite).
 :class:`JsonDocument` keeps the lines, decodes the whole, and says on which
 lines each element of a top-level array sits, so every event's provenance
-names the lines of the record it comes from.
+names the lines of the record it comes from. :class:`WholeJsonAdapter` is
+the line adapter's side: hold the lines, decode them at the end, build.
 """
 
 from __future__ import annotations
@@ -13,9 +14,18 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from datetime import UTC, datetime
-from typing import Final
+from typing import ClassVar, Final, Generic, TypeVar
 
-__all__ = ("JsonDocument", "ms_time")
+import msgspec
+from msgspec import Raw
+
+from agentminutes.harness.base import BaseAdapter, ParseOptions, SkipHook
+from agentminutes.schema import Event, Provenance
+
+__all__ = ("JsonDocument", "WholeJsonAdapter", "ms_time")
+
+_DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
+_Decoded = TypeVar("_Decoded")
 
 #: A JSON string (a key when a colon follows) or a bracket: enough to find element bounds.
 _TOKEN: Final = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:?|[\[\]{}]', re.DOTALL)
@@ -57,6 +67,15 @@ class JsonDocument:
             return self.first, self.last
         return self.line(span[0]), self.line(max(span[0], span[1] - 1))
 
+    def provenance(
+        self, span: tuple[int, int] | None, raw: bytes | None, keep_raw: bool
+    ) -> Provenance:
+        """The provenance of the record at *span*, with *raw* kept under ``--keep-raw``."""
+        first, last = self.lines_of(span)
+        if keep_raw and raw is not None:
+            return Provenance(line=first, end_line=last, raw=[Raw(raw)])
+        return Provenance(line=first, end_line=last)
+
     def error_line(self, message: str) -> int:
         """The line a decode error's ``byte N`` points at (the last line if none is named)."""
         m = re.search(r"byte (\d+)", message)
@@ -96,6 +115,46 @@ class JsonDocument:
                     elif depth < inside:
                         break
         return spans
+
+
+class WholeJsonAdapter(BaseAdapter, Generic[_Decoded]):
+    """A line adapter for a one-JSON-document session: lines held, read whole at the end."""
+
+    #: What the document is, as its decode error says: "invalid {document} document: …".
+    document: ClassVar[str] = ""
+
+    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
+        super().__init__(options, on_skip=on_skip)
+        self.lines: list[tuple[int, bytes]] = []
+
+    @property
+    def whole_document(self) -> bool:
+        return True
+
+    def feed(self, line: bytes, lineno: int) -> list[Event]:
+        self.lines.append((lineno, line))
+        return []
+
+    def finish(self) -> list[Event]:
+        if not self.lines:
+            return []
+        doc = JsonDocument(self.lines)
+        self.lines = []
+        try:
+            decoded = self.decode(doc.buf)
+        except _DECODE_ERRORS as exc:
+            line = doc.error_line(str(exc))
+            reason = f"invalid {self.document} document: {exc}"
+            return [self.unknown_or_fail("", doc.buf, line, reason)]
+        return self.build(doc, decoded)
+
+    def decode(self, buf: bytes) -> _Decoded:
+        """The document *buf* decoded (a msgspec decode or validation error if it is not one)."""
+        raise NotImplementedError
+
+    def build(self, doc: JsonDocument, decoded: _Decoded) -> list[Event]:
+        """The events of the decoded document *decoded*, read from *doc*."""
+        raise NotImplementedError
 
 
 def ms_time(ms: int | float | None) -> str:

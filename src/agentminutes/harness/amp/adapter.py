@@ -37,7 +37,7 @@ from urllib.parse import unquote, urlparse
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._whole_json import JsonDocument
+from agentminutes.harness._whole_json import JsonDocument, WholeJsonAdapter
 from agentminutes.harness._whole_json import ms_time as _ms
 from agentminutes.harness.amp.vocabulary import (
     FINISHED_RUNS,
@@ -45,7 +45,7 @@ from agentminutes.harness.amp.vocabulary import (
     SETTLED_STATES,
     TOOL_KINDS,
 )
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import Confidence
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -180,15 +180,13 @@ _decode_any = msgspec.json.Decoder().decode
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
 
-class AmpAdapter(BaseAdapter):
+class AmpAdapter(WholeJsonAdapter[_Thread]):
     """Parses Amp thread documents (``T-<uuid>.json``)."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.0.1768178000"
 
-    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
-        super().__init__(options, on_skip=on_skip)
-        self.lines: list[tuple[int, bytes]] = []
+    document: ClassVar[str] = "thread"
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -202,25 +200,11 @@ class AmpAdapter(BaseAdapter):
             return Confidence.POSSIBLE
         return Confidence.NO_MATCH
 
-    @property
-    def whole_document(self) -> bool:
-        return True
+    def decode(self, buf: bytes) -> _Thread:
+        return _decode_thread(buf)
 
-    def feed(self, line: bytes, lineno: int) -> list[Event]:
-        self.lines.append((lineno, line))
-        return []
-
-    def finish(self) -> list[Event]:
-        if not self.lines:
-            return []
-        doc = JsonDocument(self.lines)
-        self.lines = []
-        try:
-            thread = _decode_thread(doc.buf)
-        except _DECODE_ERRORS as exc:
-            line = doc.error_line(str(exc))
-            return [self.unknown_or_fail("", doc.buf, line, f"invalid thread document: {exc}")]
-        return _Builder(self, doc, thread).events()
+    def build(self, doc: JsonDocument, decoded: _Thread) -> list[Event]:
+        return _Builder(self, doc, decoded).events()
 
 
 class _Builder:
@@ -238,10 +222,7 @@ class _Builder:
         self._booked: set[str] = set()
 
     def prov(self, span: tuple[int, int] | None, raw: bytes | None = None) -> Provenance:
-        first, last = self.doc.lines_of(span)
-        if self.keep_raw and raw is not None:
-            return Provenance(line=first, end_line=last, raw=[Raw(raw)])
-        return Provenance(line=first, end_line=last)
+        return self.doc.provenance(span, raw, self.keep_raw)
 
     def events(self) -> list[Event]:
         t = self.thread

@@ -37,8 +37,8 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._whole_json import JsonDocument
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness._whole_json import JsonDocument, WholeJsonAdapter
+from agentminutes.harness.base import Confidence
 from agentminutes.harness.continue_cli.vocabulary import FINISHED, HARNESS, TOOL_KINDS
 from agentminutes.schema import (
     NO_RAW,
@@ -158,15 +158,13 @@ _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 _SESSION_HEAD: Final = re.compile(rb'\{\s*"sessionId"\s*:\s*"')
 
 
-class ContinueAdapter(BaseAdapter):
+class ContinueAdapter(WholeJsonAdapter[_Session]):
     """Parses Continue session documents (``~/.continue/sessions/<id>.json``)."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "1.5.0"
 
-    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
-        super().__init__(options, on_skip=on_skip)
-        self.lines: list[tuple[int, bytes]] = []
+    document: ClassVar[str] = "session"
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -182,25 +180,11 @@ class ContinueAdapter(BaseAdapter):
             return Confidence.CERTAIN
         return Confidence.NO_MATCH
 
-    @property
-    def whole_document(self) -> bool:
-        return True
+    def decode(self, buf: bytes) -> _Session:
+        return _decode_session(buf)
 
-    def feed(self, line: bytes, lineno: int) -> list[Event]:
-        self.lines.append((lineno, line))
-        return []
-
-    def finish(self) -> list[Event]:
-        if not self.lines:
-            return []
-        doc = JsonDocument(self.lines)
-        self.lines = []
-        try:
-            session = _decode_session(doc.buf)
-        except _DECODE_ERRORS as exc:
-            line = doc.error_line(str(exc))
-            return [self.unknown_or_fail("", doc.buf, line, f"invalid session document: {exc}")]
-        return _Builder(self, doc, session).events()
+    def build(self, doc: JsonDocument, decoded: _Session) -> list[Event]:
+        return _Builder(self, doc, decoded).events()
 
 
 class _Builder:
@@ -214,10 +198,7 @@ class _Builder:
         self.keep_raw = adapter.options.keep_raw
 
     def prov(self, span: tuple[int, int] | None, raw: bytes | None = None) -> Provenance:
-        first, last = self.doc.lines_of(span)
-        if self.keep_raw and raw is not None:
-            return Provenance(line=first, end_line=last, raw=[Raw(raw)])
-        return Provenance(line=first, end_line=last)
+        return self.doc.provenance(span, raw, self.keep_raw)
 
     def events(self) -> list[Event]:
         s = self.session
