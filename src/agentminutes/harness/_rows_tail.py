@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from agentminutes.harness._shown import unseen
 from agentminutes.schema import Event
 
 __all__ = ("RowsTail", "TailedAdapter")
@@ -82,24 +83,4 @@ class RowsTail:
         return out
 
     def _unseen(self, sid: str, events: list[Event]) -> list[Event]:
-        shown = self.shown.setdefault(sid, set())
-        rank: dict[str, int] = {}
-        fresh: list[Event] = []
-        for ev in events:
-            base = "|".join(
-                (
-                    ev.kind,
-                    ev.id,
-                    ev.message_id,
-                    ev.tool_call.tool_call_id if ev.tool_call is not None else "",
-                    ev.tool_result.tool_call_id if ev.tool_result is not None else "",
-                    ev.system.subtype if ev.system is not None else "",
-                    ev.user_message.origin if ev.user_message is not None else "",
-                )
-            )
-            rank[base] = rank.get(base, 0) + 1
-            key = f"{base}|{rank[base]}"
-            if key not in shown:
-                shown.add(key)
-                fresh.append(ev)
-        return fresh
+        return unseen(self.shown.setdefault(sid, set()), events)

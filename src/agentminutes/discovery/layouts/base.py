@@ -483,6 +483,18 @@ class Locator:
             except OSError as exc:
                 yield self._error(folder, exc)
 
+    def _project_entries(
+        self, root: str, ctx: ScanContext
+    ) -> Iterator[tuple[str, os.DirEntry[str]] | ScanError]:
+        """Each entry of each project folder under *root* (see :meth:`_projects`), with its path."""
+        for project in self._projects(root, ctx):
+            if isinstance(project, ScanError):
+                yield project
+                continue
+            folder, entries = project
+            for e in entries:
+                yield join(folder, e.name), e
+
     def _ref(self, path: str, ctx: ScanContext) -> Iterator[Item]:
         try:
             ref = build_ref(self.harness, path, ctx)

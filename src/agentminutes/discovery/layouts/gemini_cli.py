@@ -36,17 +36,15 @@ class GeminiCliLocator(Locator):
     join = "layout"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        for project in self._projects(root, ctx):
-            if isinstance(project, ScanError):
-                yield project
+        for found in self._project_entries(root, ctx):
+            if isinstance(found, ScanError):
+                yield found
                 continue
-            folder, entries = project
-            for e in entries:
-                path = join(folder, e.name)
-                if e.name == "chats" and is_dir_entry(e):
-                    yield from self._chats(path, ctx)
-                else:
-                    ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
+            path, e = found
+            if e.name == "chats" and is_dir_entry(e):
+                yield from self._chats(path, ctx)
+            else:
+                ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
 
     def _chats(self, folder: str, ctx: ScanContext) -> Iterator[Item]:
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import Item, Locator, ScanContext, is_dir_entry, join
+from agentminutes.discovery.layouts.base import Item, Locator, ScanContext, is_dir_entry
 from agentminutes.errors import ScanError
 
 
@@ -15,14 +15,12 @@ class PiLocator(Locator):
     join = "inline"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        for project in self._projects(root, ctx):
-            if isinstance(project, ScanError):
-                yield project
+        for found in self._project_entries(root, ctx):
+            if isinstance(found, ScanError):
+                yield found
                 continue
-            folder, entries = project
-            for e in entries:
-                path = join(folder, e.name)
-                if not is_dir_entry(e) and e.name.endswith(".jsonl"):
-                    yield from self._ref(path, ctx)
-                else:
-                    ctx.skip_tree(path, is_dir_entry(e), "not a session transcript")
+            path, e = found
+            if not is_dir_entry(e) and e.name.endswith(".jsonl"):
+                yield from self._ref(path, ctx)
+            else:
+                ctx.skip_tree(path, is_dir_entry(e), "not a session transcript")

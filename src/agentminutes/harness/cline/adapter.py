@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._shown import unseen
 from agentminutes.harness.base import (
     BaseDocumentAdapter,
     Confidence,
@@ -1014,23 +1015,4 @@ class FolderTail:
             lines = [e.provenance.line for e in events if e.provenance is not None]
             last = max(lines, default=0)
             events = [e for e in events if e.provenance is None or e.provenance.line != last]
-        out = []
-        rank: dict[str, int] = {}
-        for ev in events:
-            base = "|".join(
-                (
-                    ev.kind,
-                    ev.id,
-                    ev.message_id,
-                    ev.tool_call.tool_call_id if ev.tool_call is not None else "",
-                    ev.tool_result.tool_call_id if ev.tool_result is not None else "",
-                    ev.system.subtype if ev.system is not None else "",
-                    ev.user_message.origin if ev.user_message is not None else "",
-                )
-            )
-            rank[base] = rank.get(base, 0) + 1
-            key = f"{base}|{rank[base]}"
-            if key not in self.shown:
-                self.shown.add(key)
-                out.append(ev)
-        return out
+        return unseen(self.shown, events)

@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._shown import event_key
 from agentminutes.harness._sqlite import SqliteAdapter, table_names
 from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession
 from agentminutes.schema import (
@@ -1196,7 +1197,7 @@ class DatabaseTail:
         out: list[Event] = []
         rank: dict[str, int] = {}
         for ev in events:
-            key = _identity(ev, rank)
+            key = event_key(ev, rank)
             if key in shown:
                 continue
             if ev.kind != EventKind.SESSION_META and _event_owner(ev) in unsettled:
@@ -1264,22 +1265,6 @@ def _event_owner(ev: Event) -> str:
     if ev.kind == EventKind.TOOL_RESULT:
         return ""  # written only once the tool finished
     return ev.id if ev.kind != EventKind.SYSTEM or not ev.message_id else ev.message_id
-
-
-def _identity(ev: Event, rank: dict[str, int]) -> str:
-    base = "|".join(
-        (
-            ev.kind,
-            ev.id,
-            ev.message_id,
-            ev.tool_call.tool_call_id if ev.tool_call is not None else "",
-            ev.tool_result.tool_call_id if ev.tool_result is not None else "",
-            ev.system.subtype if ev.system is not None else "",
-            ev.user_message.origin if ev.user_message is not None else "",
-        )
-    )
-    rank[base] = rank.get(base, 0) + 1
-    return f"{base}|{rank[base]}"
 
 
 def _chunks(ids: list[str], size: int = 500) -> Iterator[list[str]]:
