@@ -328,6 +328,43 @@ def test_follow_a_database_a_writer_process_keeps_inserting_into(
     ]
 
 
+def test_follow_started_before_the_database_exists_reads_it_from_its_first_commit(
+    tmp_path: Path,
+) -> None:
+    """``follow --harness opencode DB`` beside an agent that has not created its database yet."""
+    db = tmp_path / "opencode.db"
+    f = FollowProc("--harness", "opencode", db)
+    try:
+        f.wait_quiet(0.5)  # waiting for the database, not an error
+        assert f.proc.poll() is None, f.stderr
+        with subprocess.Popen(
+            [sys.executable, str(_WRITER), str(GENUINE), str(db)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        ) as writer:
+            assert writer.stdout is not None
+            assert writer.stdin is not None
+            assert writer.stdout.readline().strip() == "half"
+            wait_for(lambda: len(f.lines) > 3, what="events of the first commits")
+            shown = len(f.lines)
+            writer.stdin.write("\n")
+            writer.stdin.flush()
+            assert writer.stdout.readline().strip() == "done"
+            wait_for(lambda: len(f.lines) > shown, what="events of the commits that follow")
+            f.wait_quiet(0.5)
+            writer.stdin.write("\n")
+            writer.stdin.flush()
+        assert f.stop(signal.SIGINT) == 0
+    finally:
+        f.kill()
+    got: dict[str, list[Any]] = {}
+    for env in f.events:
+        got.setdefault(env["transcript"], []).append(env["event"])
+    assert got == {f"{db}#{sid}": events for sid, events in _converted(db).items()}
+    assert "Traceback" not in f.stderr
+
+
 class _CommitsBetweenStatements:
     """A read-only connection whose writer commits before each statement it runs.
 

@@ -264,6 +264,13 @@ def document_follower(
     if len(paths) != 1:
         return None
     path = os.path.abspath(os.path.expanduser(paths[0]))
+    if not os.path.exists(path) and _tails(harness):
+        # A database the harness has not created yet (follow started before the agent):
+        # followed from the moment it exists, as a transcript not written yet is.
+        _check_follow_options(path, harness, state, idle_exit)
+        return DocumentFollower(
+            path, harness, _PendingTail(path, harness, options), idle_exit=idle_exit
+        )
     if not os.path.exists(path) or _line_transcript(path, harness):
         return None
     from agentminutes.errors import AgentminutesError
@@ -286,10 +293,84 @@ def document_follower(
             f"{path}: a {found.adapter.name} source is a whole document (an export), "
             "not one that grows; use convert"
         )
-    if state is not None:
-        raise UsageError(f"{path}: --state is not supported when following a {adapter.name} source")
-    if idle_exit is not None and idle_exit <= 0:
-        raise UsageError("idle exit must be a positive number of seconds")
+    _check_follow_options(path, adapter.name, state, idle_exit)
     doc_path = found.document.path or path
     tail = cast(Tailing, adapter).tail(found.document)
     return DocumentFollower(doc_path, adapter.name, tail, idle_exit=idle_exit)
+
+
+def _check_follow_options(
+    path: str, harness: str, state: str | None, idle_exit: float | None
+) -> None:
+    if state is not None:
+        raise UsageError(f"{path}: --state is not supported when following a {harness} source")
+    if idle_exit is not None and idle_exit <= 0:
+        raise UsageError("idle exit must be a positive number of seconds")
+
+
+def _tails(harness: str) -> bool:
+    """Whether *harness* (named, not ``auto``) is a document source ``follow`` reads as it grows."""
+    if not detects(harness):
+        from agentminutes.harness.registry import described
+
+        declared = described(harness)
+        return declared is not None and declared.reads == "documents" and declared.tail
+    return False
+
+
+class _PendingTail:
+    """The tail of a database not created yet: nothing until it exists, then its adapter's tail.
+
+    A file that appears empty, or is no source of the harness yet (a database whose
+    tables are not made), is looked at again when it changes; one that is still no
+    source at the stop is the follow's error, as it would be had it been there from
+    the start.
+    """
+
+    def __init__(self, path: str, harness: str, options: ParseOptions) -> None:
+        self.path = path
+        self.harness = harness
+        self.options = options
+        self.adapter: Any = None
+        self._tail: DocumentTail | None = None
+        self._error: Exception | None = None
+
+    def watched(self) -> list[str]:
+        if self._tail is not None:
+            return self._tail.watched()
+        return [self.path, self.path + "-wal"]  # a database's first commits may be in its WAL
+
+    def _opened(self) -> DocumentTail | None:
+        if self._tail is None:
+            try:
+                if os.path.getsize(self.path) == 0:
+                    return None
+            except OSError:
+                return None
+            from agentminutes.errors import AgentminutesError
+            from agentminutes.pipeline.document_sources import route
+
+            try:
+                found = route(self.path, self.harness)
+            except AgentminutesError as exc:
+                # A database still being set up (its tables not made yet) is looked at
+                # again when it changes; the error stands if it is one at the stop.
+                self._error = exc
+                return None
+            if found.document is None or found.adapter is None:
+                self._error = DetectError(f"{self.path}: no {self.harness} source")
+                return None
+            self._error = None
+            self.adapter = found.adapter(self.options)
+            self._tail = cast(Tailing, self.adapter).tail(found.document)
+        return self._tail
+
+    def poll(self) -> list[tuple[str, list[Any]]]:
+        tail = self._opened()
+        return tail.poll() if tail is not None else []
+
+    def flush(self) -> list[tuple[str, list[Any]]]:
+        tail = self._opened()
+        if tail is None and self._error is not None:
+            raise self._error
+        return tail.flush() if tail is not None else []
