@@ -599,6 +599,28 @@ def _snapshot_picklers() -> tuple[type[pickle.Pickler], type[pickle.Unpickler]]:
 _decode_raw = msgspec.json.Decoder(Raw).decode
 
 
+def newer_format(reason: str, recorded: str, newest: str) -> str:
+    """*reason*, saying the transcript's format (*recorded*) is newer than the *newest* known."""
+    return (
+        f"{reason} in {recorded}, newer than {newest}"
+        " (the newest this adapter knows; likely format drift)"
+    )
+
+
+def json_or_string(text: str) -> Raw:
+    """*text* verbatim when it is a JSON text; else *text* as a JSON string.
+
+    How a tool call's arguments, recorded as a string, become its input: the
+    JSON the harness sent, and a string that is not JSON kept as a string.
+    """
+    data = text.encode()
+    try:
+        msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return Raw(msgspec.json.encode(text))
+    return Raw(data)
+
+
 def raw_record(line: bytes) -> Raw:
     """*line* as verbatim JSON when it is JSON; else a JSON string of its text.
 

@@ -38,7 +38,7 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._whole_json import JsonDocument, WholeJsonAdapter
-from agentminutes.harness.base import Confidence
+from agentminutes.harness.base import Confidence, json_or_string
 from agentminutes.harness.continue_cli.vocabulary import FINISHED, HARNESS, TOOL_KINDS
 from agentminutes.schema import (
     NO_RAW,
@@ -429,13 +429,7 @@ def _text(raw: Raw) -> str:
 
 def _arguments(arguments: str | None) -> Raw:
     """A call's arguments string as its input: the JSON it holds, else the string itself."""
-    if not arguments:
-        return NO_RAW
-    try:
-        msgspec.json.decode(arguments.encode())
-    except _DECODE_ERRORS:
-        return Raw(msgspec.json.encode(arguments))
-    return Raw(arguments.encode())
+    return json_or_string(arguments) if arguments else NO_RAW
 
 
 def _usage_of(raw: Raw) -> _Usage | None:

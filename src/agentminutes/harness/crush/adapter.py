@@ -45,7 +45,12 @@ from msgspec import Raw
 from agentminutes.harness._rows_tail import RowsTail
 from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply
 from agentminutes.harness._whole_json import ms_time
-from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession
+from agentminutes.harness.base import (
+    Confidence,
+    ConversationInfo,
+    DocumentSession,
+    json_or_string,
+)
 from agentminutes.harness.crush.vocabulary import HARNESS, PART_TYPES, TOOL_KINDS
 from agentminutes.schema import (
     NO_RAW,
@@ -480,13 +485,7 @@ def _settled(msg: _MessageRow) -> bool:
 
 
 def _input(text: str | None) -> Raw:
-    if not text:
-        return NO_RAW
-    try:
-        msgspec.json.decode(text.encode())
-    except _DECODE_ERRORS:
-        return Raw(msgspec.json.encode(text))
-    return Raw(text.encode())
+    return json_or_string(text) if text else NO_RAW
 
 
 def _record(msg: _MessageRow) -> bytes:

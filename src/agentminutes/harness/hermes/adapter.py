@@ -48,7 +48,12 @@ from msgspec import Raw
 
 from agentminutes.harness._export import epoch_rfc3339
 from agentminutes.harness._sqlite import SqliteAdapter
-from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession
+from agentminutes.harness.base import (
+    Confidence,
+    ConversationInfo,
+    DocumentSession,
+    json_or_string,
+)
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -385,12 +390,7 @@ class HermesAdapter(SqliteAdapter):
 def _arguments(args: object) -> Raw:
     """A call's arguments: the JSON text as sent, or the value re-encoded."""
     if isinstance(args, str):
-        data = args.encode()
-        try:
-            msgspec.json.decode(data)
-        except _DECODE_ERRORS:
-            return Raw(msgspec.json.encode(args))
-        return Raw(data)
+        return json_or_string(args)
     if args is None:
         return NO_RAW
     return Raw(msgspec.json.encode(args))

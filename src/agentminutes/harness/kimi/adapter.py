@@ -51,7 +51,14 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._export import epoch_rfc3339
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import (
+    BaseAdapter,
+    Confidence,
+    ParseOptions,
+    SkipHook,
+    json_or_string,
+    newer_format,
+)
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -302,10 +309,8 @@ class KimiAdapter(BaseAdapter):
 
     def _drift(self, reason: str) -> str:
         if self.protocol and _newer(self.protocol, PROTOCOL_VERSION):
-            return (
-                f"{reason} in a wire log of protocol {self.protocol}, newer than {PROTOCOL_VERSION}"
-                " (the newest this adapter knows; likely format drift)"
-            )
+            recorded = f"a wire log of protocol {self.protocol}"
+            return newer_format(reason, recorded, PROTOCOL_VERSION)
         return reason
 
     def _prov(self, line: bytes, lineno: int) -> Provenance:
@@ -620,12 +625,7 @@ def _arguments(arguments: str | None) -> Raw:
     """The tool input: the arguments' JSON as sent, or the text as a JSON string if it is none."""
     if arguments is None or not arguments.strip():
         return NO_RAW
-    data = arguments.encode()
-    try:
-        msgspec.json.decode(data)
-    except _DECODE_ERRORS:
-        return Raw(msgspec.json.encode(arguments))
-    return Raw(data)
+    return json_or_string(arguments)
 
 
 def _parts(raw: Raw) -> list[ContentBlock]:

@@ -56,6 +56,7 @@ from agentminutes.harness.base import (
     Confidence,
     ConversationInfo,
     DocumentSession,
+    json_or_string,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -538,9 +539,4 @@ def _usage(u: _Usage) -> TokenUsage:
 def _arguments(arguments: str | None) -> Raw:
     if arguments is None or not arguments.strip():
         return NO_RAW
-    data = arguments.encode()
-    try:
-        msgspec.json.decode(data)
-    except _DECODE_ERRORS:
-        return Raw(msgspec.json.encode(arguments))
-    return Raw(data)
+    return json_or_string(arguments)

@@ -49,7 +49,14 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import BOM, BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import (
+    BOM,
+    BaseAdapter,
+    Confidence,
+    ParseOptions,
+    SkipHook,
+    newer_format,
+)
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -226,10 +233,8 @@ class PiAdapter(BaseAdapter):
 
     def _drift(self, reason: str) -> str:
         if self.format_version > FORMAT_VERSION:
-            return (
-                f"{reason} in a session of format v{self.format_version}, newer than v{FORMAT_VERSION}"
-                " (the newest this adapter knows; likely format drift)"
-            )
+            recorded = f"a session of format v{self.format_version}"
+            return newer_format(reason, recorded, f"v{FORMAT_VERSION}")
         return reason
 
     def _event(self, rec: _Entry, line: bytes, lineno: int, **payload: object) -> Event:
