@@ -34,10 +34,8 @@ class AiderLocator(Locator):
             return
         entry = described(self.harness)
         patterns = entry.patterns if entry is not None else ()
-        try:
-            entries = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        entries = yield from self._listing(root)
+        if entries is None:
             return
         for e in entries:
             path = join(root, e.name)

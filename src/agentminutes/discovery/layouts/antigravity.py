@@ -18,7 +18,6 @@ from agentminutes.discovery.layouts.base import (
     clean,
     is_dir_entry,
     join,
-    list_entries,
     path_exists,
     strict_ref,
     walk_files,
@@ -43,10 +42,8 @@ class AntigravityLocator(Locator):
     join = "content"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        entries = yield from self._listing(root)
+        if entries is None:
             return
         for e in entries:
             folder = join(root, e.name)

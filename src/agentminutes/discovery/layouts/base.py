@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar, Final, NamedTuple
 
@@ -468,10 +468,8 @@ class Locator:
         Files beside the project folders are counted as skipped; a folder that
         cannot be listed is yielded as its :class:`ScanError` and the walk goes on.
         """
-        try:
-            projects = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        projects = yield from self._listing(root)
+        if projects is None:
             return
         for proj in projects:
             folder = join(root, proj.name)
@@ -506,6 +504,14 @@ class Locator:
 
     def _error(self, path: str, exc: OSError, op: str = "open") -> ScanError:
         return ScanError(self.harness, os_cause(op, path, exc), path)
+
+    def _listing(self, folder: str) -> Generator[ScanError, None, list[os.DirEntry[str]] | None]:
+        """*folder*'s entries (``yield from`` it); ``None`` once its :class:`ScanError` is yielded."""
+        try:
+            return list_entries(folder)
+        except OSError as exc:
+            yield self._error(folder, exc)
+            return None
 
     def _resolve(self, root: str, session_id: str, matches: list[str]) -> str | None:
         if not matches:

@@ -14,7 +14,6 @@ from agentminutes.discovery.layouts.base import (
     is_dir_entry,
     is_dir_path,
     join,
-    list_entries,
     os_cause,
 )
 from agentminutes.errors import AgentminutesError, ScanError
@@ -40,10 +39,8 @@ class ClineLocator(Locator):
     join = "inline"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        entries = yield from self._listing(root)
+        if entries is None:
             return
         if any(e.name in MEMBERS[:2] for e in entries):
             yield from self._task(root, entries, ctx)
@@ -53,10 +50,8 @@ class ClineLocator(Locator):
             if not is_dir_entry(e):
                 ctx.skip(path, "not a task folder")
                 continue
-            try:
-                inner = list_entries(path)
-            except OSError as exc:
-                yield self._error(path, exc)
+            inner = yield from self._listing(path)
+            if inner is None:
                 continue
             yield from self._task(path, inner, ctx)
 

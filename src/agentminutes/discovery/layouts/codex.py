@@ -42,10 +42,8 @@ class CodexLocator(Locator):
         yield from self._dir(root, (), ctx)
 
     def _dir(self, folder: str, parts: tuple[str, ...], ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = list_entries(folder)
-        except OSError as exc:
-            yield self._error(folder, exc)
+        entries = yield from self._listing(folder)
+        if entries is None:
             return
         for e in entries:
             path = join(folder, e.name)

@@ -14,7 +14,6 @@ from agentminutes.discovery.layouts.base import (
     check_session_id,
     is_dir_entry,
     join,
-    list_entries,
     path_exists,
     strict_ref,
     walk_files,
@@ -34,10 +33,8 @@ class CopilotLocator(Locator):
     join = "inline"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        entries = yield from self._listing(root)
+        if entries is None:
             return
         for e in entries:
             folder = join(root, e.name)
@@ -66,10 +63,8 @@ class CopilotLocator(Locator):
             yield item
 
     def scan_archive(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        entries = yield from self._listing(root)
+        if entries is None:
             return
         for e in entries:
             path = join(root, e.name)

@@ -32,10 +32,8 @@ class CursorLocator(Locator):
     join = "layout"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            projects = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        projects = yield from self._listing(root)
+        if projects is None:
             return
         for project in projects:
             if not is_dir_entry(project):

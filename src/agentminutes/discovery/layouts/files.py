@@ -16,7 +16,6 @@ from agentminutes.discovery.layouts.base import (
     ScanContext,
     is_dir_entry,
     join,
-    list_entries,
 )
 from agentminutes.discovery.roots import is_transcript_name, transcript_patterns
 
@@ -33,10 +32,8 @@ class FilesLocator(Locator):
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
         patterns = transcript_patterns(self.harness)
-        try:
-            entries = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        entries = yield from self._listing(root)
+        if entries is None:
             return
         for e in entries:
             path = join(root, e.name)

@@ -16,7 +16,6 @@ from agentminutes.discovery.layouts.base import (
     is_dir_entry,
     is_dir_path,
     join,
-    list_entries,
     strict_ref,
     walk_files,
 )
@@ -47,10 +46,8 @@ class GeminiCliLocator(Locator):
                 ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
 
     def _chats(self, folder: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = list_entries(folder)
-        except OSError as exc:
-            yield self._error(folder, exc)
+        entries = yield from self._listing(folder)
+        if entries is None:
             return
         dirs = {e.name: join(folder, e.name) for e in entries if is_dir_entry(e)}
         used: set[str] = set()

@@ -11,7 +11,6 @@ from agentminutes.discovery.layouts.base import (
     SessionRef,
     is_dir_entry,
     join,
-    list_entries,
 )
 
 
@@ -37,10 +36,8 @@ class KimiLocator(Locator):
                 if not is_dir_entry(e):
                     ctx.skip(session, "not a session folder")
                     continue
-                try:
-                    files = list_entries(session)
-                except OSError as exc:
-                    yield self._error(session, exc)
+                files = yield from self._listing(session)
+                if files is None:
                     continue
                 for f in files:
                     path = join(session, f.name)

@@ -41,10 +41,8 @@ class OpenCodeLocator(Locator):
         if not is_dir_path(root):
             yield from self._database(root, ctx, named=True)
             return
-        try:
-            entries = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        entries = yield from self._listing(root)
+        if entries is None:
             return
         names = {e.name for e in entries}
         if "session" in names:  # the root is a storage folder

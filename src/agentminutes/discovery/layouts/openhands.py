@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import Item, ScanContext, is_dir_entry, join, list_entries
+from agentminutes.discovery.layouts.base import Item, ScanContext, is_dir_entry, join
 from agentminutes.discovery.layouts.documents import DocumentLocator
 
 
@@ -15,10 +15,8 @@ class OpenHandsLocator(DocumentLocator):
         super().__init__(harness)
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = list_entries(root)
-        except OSError as exc:
-            yield self._error(root, exc)
+        entries = yield from self._listing(root)
+        if entries is None:
             return
         names = {e.name for e in entries}
         if "base_state.json" in names:  # the root is a conversation folder

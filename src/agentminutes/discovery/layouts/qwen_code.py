@@ -11,7 +11,6 @@ from agentminutes.discovery.layouts.base import (
     ScanContext,
     is_dir_entry,
     join,
-    list_entries,
 )
 from agentminutes.errors import ScanError
 
@@ -41,10 +40,8 @@ class QwenCodeLocator(Locator):
                 ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
 
     def _chats(self, folder: str, ctx: ScanContext) -> Iterator[Item]:
-        try:
-            entries = list_entries(folder)
-        except OSError as exc:
-            yield self._error(folder, exc)
+        entries = yield from self._listing(folder)
+        if entries is None:
             return
         for e in entries:
             path = join(folder, e.name)
