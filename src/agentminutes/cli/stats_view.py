@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 from agentminutes.schema import Stats, TaskStats
+from agentminutes.view.terminal import duration_text
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -30,17 +31,6 @@ def _clean(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() or ch in "\n\t" else "\ufffd" for ch in text)
-
-
-def _duration(ms: int) -> str:
-    seconds, ms = divmod(ms, 1000)
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    if hours:
-        return f"{hours}h {minutes:02d}m {seconds:02d}s"
-    if minutes:
-        return f"{minutes}m {seconds:02d}s"
-    return f"{seconds}.{ms // 100}s"
 
 
 def _bytes(n: int) -> str:
@@ -123,7 +113,7 @@ def _overview(stats: Stats, prompts: PromptCounts | None = None) -> RenderableTy
     if stats.start_time:
         grid.add_row(
             "wall time",
-            f"{_duration(stats.wall_time_ms)}  ({stats.start_time} → {stats.end_time})",
+            f"{duration_text(stats.wall_time_ms)}  ({stats.start_time} → {stats.end_time})",
         )
     grid.add_row("models", _clean(", ".join(stats.models or [])) or "—")
     return grid
@@ -148,7 +138,7 @@ def _tools(stats: Stats) -> RenderableType | None:
             _clean(name),
             str(n),
             _bytes(bytes_by.get(name, 0)),
-            _duration(time) if time is not None else "",
+            duration_text(time) if time is not None else "",
         )
     kinds = ", ".join(
         f"{kind} {n}"

@@ -40,7 +40,7 @@ from agentminutes.export.transcripts import (
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Stage
 from agentminutes.schema import ContentBlock, Event, EventKind, Meta, TokenUsage
-from agentminutes.schema.stats import StatsBuilder
+from agentminutes.schema.stats import StatsBuilder, content_bytes
 from agentminutes.schema.usage import OtelUsage, Request, RequestFolder
 
 if TYPE_CHECKING:
@@ -100,19 +100,6 @@ def _sidecar(data: bytes | str) -> _Sidecar | None:
         return _decode_sidecar(data)
     except _DECODE_ERRORS:
         return None
-
-
-def _content_bytes(blocks: list[ContentBlock] | None) -> int:
-    """Result size as ``stats`` counts it: text in UTF-8 bytes, other blocks by their JSON."""
-    total = 0
-    for b in blocks or ():
-        if b.truncated:
-            total += b.size
-        else:
-            text = b.text
-            total += len(text) if text.isascii() else len(text.encode())
-            total += len(b.raw)
-    return total
 
 
 def _first_text(blocks: list[ContentBlock] | None) -> str:
@@ -360,7 +347,7 @@ class _Session:
         tr = ev.tool_result
         assert tr is not None
         call.results += 1
-        call.result_bytes += _content_bytes(tr.content)
+        call.result_bytes += content_bytes(tr.content)
         call.is_error = bool(call.is_error) or tr.is_error
         if ns is not None and (call.last_ns is None or ns > call.last_ns):
             call.last_ns = ns

@@ -30,6 +30,7 @@ __all__ = (
     "ReportBuilder",
     "StatsBuilder",
     "TotalsBuilder",
+    "content_bytes",
     "tool_interactions",
 )
 
@@ -145,7 +146,8 @@ def _text_of(blocks: list[ContentBlock] | None) -> str:
     return "\n".join(b.text for b in blocks if b.kind == "text" and b.text)
 
 
-def _content_bytes(blocks: list[ContentBlock] | None) -> int:
+def content_bytes(blocks: list[ContentBlock] | None) -> int:
+    """A result's size as ``stats`` counts it: text in UTF-8 bytes, other blocks by their JSON."""
     total = 0
     for b in blocks or ():
         if b.truncated:
@@ -392,7 +394,7 @@ class StatsBuilder:
         if res.is_error:
             self.tool_errors += 1
             self._agent(blame).tool_errors += 1
-        size = _content_bytes(res.content)
+        size = content_bytes(res.content)
         self.result_bytes += size
         _bump(self.result_bytes_by_name, name, size)
         if res.fetch is not None:
