@@ -39,6 +39,7 @@ __all__ = (
     "as_list",
     "as_obj",
     "as_str",
+    "objects",
     "prefixes",
     "reach",
     "read_file",
@@ -82,6 +83,14 @@ def as_list(raw: Raw) -> list[Raw] | None:
         return _LIST.decode(raw)
     except msgspec.DecodeError:
         return None
+
+
+def objects(raw: Raw | None) -> Iterator[Obj]:
+    """The objects in the JSON array *raw* (other elements, and a value that is none, give none)."""
+    for item in (as_list(raw) or []) if raw is not None else []:
+        rec = as_obj(item)
+        if rec is not None:
+            yield rec
 
 
 def as_str(raw: Raw) -> str | None:
@@ -416,12 +425,9 @@ def split_document(
         return
     yield top, obj
     for key, (prefix, name) in arrays.items():
-        items = obj.get(key)
-        for item in (as_list(items) or []) if items is not None else []:
-            rec = as_obj(item)
-            if rec is not None:
-                sub = rec.get(name)
-                yield prefix + ((as_str(sub) if sub is not None else None) or UNTYPED), rec
+        for rec in objects(obj.get(key)):
+            sub = rec.get(name)
+            yield prefix + ((as_str(sub) if sub is not None else None) or UNTYPED), rec
 
 
 def read_file(path: str) -> bytes | None:

@@ -11,8 +11,8 @@ from agentminutes.harness.drift_vocabulary import (
     UNTYPED,
     Obj,
     Vocabulary,
-    as_list,
     as_obj,
+    objects,
     prefixes,
     string_at,
 )
@@ -26,15 +26,11 @@ def _records(doc: Raw) -> Iterator[tuple[str, Obj]]:
     if obj is None:
         return
     yield "(thread)", {k: v for k, v in obj.items() if k not in ("messages", "usageLedger")}
-    for item in as_list(obj.get("messages", Raw(b"[]"))) or []:
-        rec = as_obj(item)
-        if rec is not None:
-            yield f"message/{string_at(rec, 'role') or UNTYPED}", rec
+    for rec in objects(obj.get("messages")):
+        yield f"message/{string_at(rec, 'role') or UNTYPED}", rec
     ledger = as_obj(obj.get("usageLedger", Raw(b"{}"))) or {}
-    for item in as_list(ledger.get("events", Raw(b"[]"))) or []:
-        rec = as_obj(item)
-        if rec is not None:
-            yield "usageLedger/event", rec
+    for rec in objects(ledger.get("events")):
+        yield "usageLedger/event", rec
 
 
 VOCABULARY: Final = Vocabulary(

@@ -11,8 +11,8 @@ from agentminutes.harness.drift_vocabulary import (
     UNTYPED,
     Obj,
     Vocabulary,
-    as_list,
     as_obj,
+    objects,
     prefixes,
     read_file,
     string_at,
@@ -28,19 +28,16 @@ def _cline_source(path: str) -> Iterator[tuple[str, Obj]]:
     folder = path if os.path.isdir(path) else os.path.dirname(path)
     for name, prefix in (("api_conversation_history.json", "api"), ("ui_messages.json", "ui")):
         data = read_file(os.path.join(folder, name))
-        for item in (as_list(Raw(data)) or []) if data else []:
-            rec = as_obj(item)
-            if rec is None:
-                continue
+        for rec in objects(Raw(data)) if data else ():
             if prefix == "api":
                 yield f"api/{string_at(rec, 'role') or UNTYPED}", rec
             else:
                 # ui/say and ui/ask: their kinds (dozens, growing) are discriminator values.
                 yield f"ui/{string_at(rec, 'type') or UNTYPED}", rec
     data = read_file(os.path.join(folder, "task_metadata.json"))
-    rec = as_obj(Raw(data)) if data else None
-    if rec is not None:
-        yield "task_metadata", rec
+    metadata = as_obj(Raw(data)) if data else None
+    if metadata is not None:
+        yield "task_metadata", metadata
 
 
 #: The tools Cline defines itself (its system prompt's tool list): a task calling one

@@ -11,8 +11,8 @@ from agentminutes.harness.drift_vocabulary import (
     UNTYPED,
     Obj,
     Vocabulary,
-    as_list,
     as_obj,
+    objects,
     string_at,
 )
 
@@ -25,10 +25,8 @@ def _records(doc: Raw) -> Iterator[tuple[str, Obj]]:
     if obj is None:
         return
     yield "(session)", {k: v for k, v in obj.items() if k != "history"}
-    for item in as_list(obj.get("history", Raw(b"[]"))) or []:
-        rec = as_obj(item)
-        if rec is not None:
-            yield f"item/{string_at(rec, 'message.role') or UNTYPED}", rec
+    for rec in objects(obj.get("history")):
+        yield f"item/{string_at(rec, 'message.role') or UNTYPED}", rec
 
 
 VOCABULARY: Final = Vocabulary(

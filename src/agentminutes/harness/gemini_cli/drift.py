@@ -13,6 +13,7 @@ from agentminutes.harness.drift_vocabulary import (
     Vocabulary,
     as_list,
     as_obj,
+    objects,
     prefixes,
     string_at,
     type_field,
@@ -46,20 +47,15 @@ def _gemini_document(doc: Raw) -> Iterator[tuple[str, Obj]]:
         return
     if "messages" in obj:  # a legacy session-*.json: the records of the JSONL recording
         yield "(session)", obj
-        for item in as_list(obj["messages"]) or []:
-            rec = as_obj(item)
-            if rec is not None:
-                yield type_field(rec), rec
+        for rec in objects(obj["messages"]):
+            yield type_field(rec), rec
         return
     # A /chat save or tool checkpoint: Gemini API contents.
     yield "(checkpoint)", obj
     for key in ("history", "clientHistory"):
-        value = obj.get(key)
-        for item in (as_list(value) or []) if value is not None else []:
-            rec = as_obj(item)
-            if rec is not None:
-                role = string_at(rec, "role") or string_at(rec, "type") or UNTYPED
-                yield f"checkpoint/{role}", rec
+        for rec in objects(obj.get(key)):
+            role = string_at(rec, "role") or string_at(rec, "type") or UNTYPED
+            yield f"checkpoint/{role}", rec
 
 
 VOCABULARY: Final = Vocabulary(
