@@ -70,7 +70,10 @@ __all__ = (
     "SkipHook",
     "Tailing",
     "detects",
+    "document_path",
     "is_document_adapter",
+    "json_or_string",
+    "newer_format",
 )
 
 #: How many leading bytes of a transcript detection may look at.
@@ -263,6 +266,11 @@ class Document(Protocol):
     def read(self, rel: str) -> bytes | None:
         """The bytes of the file at *rel* in a folder source, or ``None`` where there is none."""
         ...
+
+
+def document_path(doc: Document) -> str:
+    """The file or folder *doc* was opened from (its name, for one opened from no path)."""
+    return getattr(doc, "path", None) or doc.name
 
 
 @runtime_checkable

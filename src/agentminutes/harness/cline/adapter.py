@@ -73,6 +73,7 @@ from agentminutes.harness.base import (
     Confidence,
     ConversationInfo,
     DocumentSession,
+    document_path,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -315,7 +316,7 @@ class ClineAdapter(BaseDocumentAdapter):
     # -- the protocol -----------------------------------------------------------------
 
     def _task_id(self, doc: Document) -> str:
-        path = getattr(doc, "path", None) or doc.name
+        path = document_path(doc)
         return os.path.basename(os.path.normpath(path))
 
     def _session_document(self, doc: Document) -> bytes | None:
@@ -392,7 +393,7 @@ class ClineAdapter(BaseDocumentAdapter):
 
     def tail(self, doc: Document) -> FolderTail:
         """Follow the task folder *doc* (see :class:`FolderTail`)."""
-        return FolderTail(self, doc, getattr(doc, "path", None) or doc.name)
+        return FolderTail(self, doc, document_path(doc))
 
     def _list(self, doc: Document, member: str) -> list[Raw]:
         data = doc.read(member)

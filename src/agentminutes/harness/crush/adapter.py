@@ -49,6 +49,7 @@ from agentminutes.harness.base import (
     Confidence,
     ConversationInfo,
     DocumentSession,
+    document_path,
     json_or_string,
 )
 from agentminutes.harness.crush.vocabulary import HARNESS, PART_TYPES, TOOL_KINDS
@@ -161,7 +162,7 @@ class CrushAdapter(SqliteAdapter):
     # -- reading ------------------------------------------------------------------------
 
     def _cwd(self, doc: Document) -> str:
-        path = getattr(doc, "path", None) or doc.name
+        path = document_path(doc)
         folder = os.path.dirname(os.path.abspath(path))
         return os.path.dirname(folder) if os.path.basename(folder) == ".crush" else ""
 
@@ -191,7 +192,7 @@ class CrushAdapter(SqliteAdapter):
         the stop shows the rest.
         """
         self._tail_cwd = self._cwd(doc)
-        return RowsTail(self, doc.connect, getattr(doc, "path", None) or doc.name)
+        return RowsTail(self, doc.connect, document_path(doc))
 
     # -- following ----------------------------------------------------------------------
 

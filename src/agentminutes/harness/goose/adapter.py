@@ -41,7 +41,7 @@ from msgspec import Raw
 from agentminutes.harness._rows_tail import RowsTail
 from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply
 from agentminutes.harness._whole_json import ms_time
-from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession
+from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession, document_path
 from agentminutes.harness.goose.vocabulary import CONTENT_TYPES, HARNESS, tool_kind
 from agentminutes.schema import (
     NO_RAW,
@@ -191,7 +191,7 @@ class GooseAdapter(SqliteAdapter):
 
     def tail(self, doc: Document) -> RowsTail:
         """Follow the database *doc* as Goose writes it (see :class:`RowsTail`)."""
-        return RowsTail(self, doc.connect, getattr(doc, "path", None) or doc.name)
+        return RowsTail(self, doc.connect, document_path(doc))
 
     # -- following ----------------------------------------------------------------------
 

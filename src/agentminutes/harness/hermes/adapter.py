@@ -52,6 +52,7 @@ from agentminutes.harness.base import (
     Confidence,
     ConversationInfo,
     DocumentSession,
+    document_path,
     json_or_string,
 )
 from agentminutes.schema import (
@@ -191,7 +192,7 @@ class HermesAdapter(SqliteAdapter):
 
     def tail(self, doc: Document) -> HermesTail:
         """Follow the database *doc* as Hermes writes it (see :class:`HermesTail`)."""
-        return HermesTail(self, doc.connect, getattr(doc, "path", None) or doc.name)
+        return HermesTail(self, doc.connect, document_path(doc))
 
     # -- one session ---------------------------------------------------------------------
 

@@ -74,7 +74,7 @@ from msgspec import Raw
 
 from agentminutes.harness._shown import event_key
 from agentminutes.harness._sqlite import SqliteAdapter, table_names
-from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession
+from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession, document_path
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -605,7 +605,7 @@ class OpenCodeAdapter(SqliteAdapter):
             raise self.error(
                 "only the database is followed; a storage tree is not written any more", 0
             )
-        return DatabaseTail(self, doc.connect, getattr(doc, "path", None) or doc.name)
+        return DatabaseTail(self, doc.connect, document_path(doc))
 
     def session_rows(self, doc: Document) -> list[SessionRow]:
         """The sessions of *doc* as stored (for ``sessions``: identity without parsing)."""

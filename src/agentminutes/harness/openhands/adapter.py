@@ -56,6 +56,7 @@ from agentminutes.harness.base import (
     Confidence,
     ConversationInfo,
     DocumentSession,
+    document_path,
     json_or_string,
 )
 from agentminutes.schema import (
@@ -272,7 +273,7 @@ class OpenHandsAdapter(BaseDocumentAdapter):
         return None
 
     def _conversation_id(self, doc: Document) -> str:
-        path = getattr(doc, "path", None) or doc.name
+        path = document_path(doc)
         return os.path.basename(os.path.normpath(path))
 
     def _event_files(self, doc: Document) -> list[str]:
