@@ -71,6 +71,7 @@ __all__ = (
     "Tailing",
     "detects",
     "document_path",
+    "first_line",
     "is_document_adapter",
     "json_or_string",
     "newer_format",
@@ -605,6 +606,13 @@ def _snapshot_picklers() -> tuple[type[pickle.Pickler], type[pickle.Unpickler]]:
 
 
 _decode_raw = msgspec.json.Decoder(Raw).decode
+
+
+def first_line(head: bytes) -> bytes:
+    """The first line of a transcript's *head*, without a BOM and the white space around it."""
+    if head.startswith(BOM):
+        head = head[3:]
+    return head.split(b"\n", 1)[0].strip()
 
 
 def newer_format(reason: str, recorded: str, newest: str) -> str:

@@ -69,7 +69,13 @@ from agentminutes.harness._gojson import (
     normalize_line,
     type_error,
 )
-from agentminutes.harness.base import BOM, BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import (
+    BaseAdapter,
+    Confidence,
+    ParseOptions,
+    SkipHook,
+    first_line,
+)
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -246,9 +252,7 @@ class AntigravityAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(BOM):
-            head = head[3:]
-        first = head.split(b"\n", 1)[0].strip()
+        first = first_line(head)
         try:
             rec = _decode_head(first)
         except (msgspec.DecodeError, msgspec.ValidationError):

@@ -9,12 +9,12 @@ from msgspec import Raw
 
 from agentminutes.harness._row_set import RowDigests
 from agentminutes.harness.base import (
-    BOM,
     BaseAdapter,
     Confidence,
     HeadIdentity,
     ParseOptions,
     SkipHook,
+    first_line,
 )
 from agentminutes.harness.claude_code.content import (
     Blocks,
@@ -158,9 +158,7 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(BOM):
-            head = head[3:]
-        first = head.split(b"\n", 1)[0].strip()
+        first = first_line(head)
         try:
             rec = _decode_record(first)
         except (msgspec.DecodeError, msgspec.ValidationError):

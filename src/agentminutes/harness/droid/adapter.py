@@ -45,6 +45,7 @@ from agentminutes.harness.base import (
     Confidence,
     ParseOptions,
     SkipHook,
+    first_line,
     newer_format,
 )
 from agentminutes.schema import (
@@ -153,9 +154,7 @@ class DroidAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
-            head = head[3:]
-        first = head.split(b"\n", 1)[0].strip()
+        first = first_line(head)
         try:
             rec = _decode_record(first)
         except _DECODE_ERRORS:

@@ -56,6 +56,7 @@ from agentminutes.harness.base import (
     Confidence,
     ParseOptions,
     SkipHook,
+    first_line,
     json_or_string,
     newer_format,
 )
@@ -260,9 +261,7 @@ class KimiAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"\xef\xbb\xbf"):
-            head = head[3:]
-        first = head.split(b"\n", 1)[0].strip()
+        first = first_line(head)
         try:
             rec = _decode_line(first)
         except _DECODE_ERRORS:

@@ -50,11 +50,11 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness.base import (
-    BOM,
     BaseAdapter,
     Confidence,
     ParseOptions,
     SkipHook,
+    first_line,
     newer_format,
 )
 from agentminutes.schema import (
@@ -191,9 +191,7 @@ class PiAdapter(BaseAdapter):
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(BOM):
-            head = head[3:]
-        first = head.split(b"\n", 1)[0].strip()
+        first = first_line(head)
         try:
             rec = _decode_entry(first)
         except _DECODE_ERRORS:
