@@ -7,8 +7,8 @@ import json
 import os
 import shutil
 import threading
-import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import msgspec
@@ -140,24 +140,44 @@ def test_the_library_follows_a_database_and_a_task_folder(tmp_path: Path, backen
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_cancelled_reads_stop_at_the_next_chunk(tmp_path: Path, backend: str) -> None:
+def test_cancelled_reads_stop_at_the_next_chunk(
+    tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """parse(), sessions() and task_stats() read on a thread of their own: cancelled, each
-    returns at its next chunk, with its file closed and its thread gone."""
+    returns at its next chunk, with its file closed and its thread gone.
+
+    Counted in chunks, not timed: the read holds after its first chunk until the caller
+    is cancelled, and then may read one more chunk at the most.
+    """
+    from agentminutes.pipeline import conversion
+    from agentminutes.pipeline.sources import CHUNK_BYTES
+
     lines = lines_of(MAIN)
     big = tmp_path / "big.jsonl"
     big.write_bytes(lines[0] + b"".join(lines[1:]) * 200)  # ~14 MB: a dozen chunks
+    chunks = -(-big.stat().st_size // CHUNK_BYTES)
+    assert chunks > 4
+    read: list[int] = []
+    first_chunk, caller_cancelled = threading.Event(), threading.Event()
+    real = conversion.iter_chunks
 
-    async def whole() -> float:
-        t0 = time.perf_counter()
-        await agentminutes.parse(big)
-        return time.perf_counter() - t0
+    def held(stream: Any, **kwargs: Any) -> Any:
+        for chunk in real(stream, **kwargs):
+            read.append(len(chunk))
+            if len(read) == 1:
+                first_chunk.set()
+                caller_cancelled.wait(60)
+            yield chunk
 
-    async def cancelled(call: str) -> float:
+    monkeypatch.setattr(conversion, "iter_chunks", held)
+
+    async def cancelled(call: str) -> None:
         with anyio.CancelScope() as scope:
 
             async def cancel_soon() -> None:
-                await anyio.sleep(0.05)
+                await anyio.to_thread.run_sync(first_chunk.wait, 60)
                 scope.cancel()
+                caller_cancelled.set()
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(cancel_soon)
@@ -169,12 +189,12 @@ def test_cancelled_reads_stop_at_the_next_chunk(tmp_path: Path, backend: str) ->
                 else:
                     await agentminutes.task_stats(big, harness="claude-code")
         assert scope.cancelled_caught
-        return time.perf_counter()
 
-    full = anyio.run(whole, backend=backend)
     for call in ("parse", "sessions", "task_stats"):
-        t0 = time.perf_counter()
-        ended = anyio.run(cancelled, call, backend=backend)
-        assert ended - t0 < 0.05 + full / 2, call  # not read to the end
+        read.clear()
+        first_chunk.clear()
+        caller_cancelled.clear()
+        anyio.run(cancelled, call, backend=backend)
+        assert 1 <= len(read) <= 2, call  # stopped at the chunk after the cancel
         assert not [t for t in threading.enumerate() if t.name.startswith("agentminutes")]
         assert str(big) not in _open_fds()
