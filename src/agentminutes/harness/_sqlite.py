@@ -69,8 +69,12 @@ class SqliteAdapter(BaseDocumentAdapter):
         Missing tables are named in the order of *needs* (:attr:`tables` sorted).
         """
         conn = doc.connect()
-        self.prepare(conn)
-        names = table_names(conn)
+        try:
+            self.prepare(conn)
+            names = table_names(conn)
+        except BaseException:
+            conn.close()  # a file that is no database: its connection is not left to the collector
+            raise
         missing = [t for t in (sorted(self.tables) if needs is None else needs) if t not in names]
         if missing:
             conn.close()
