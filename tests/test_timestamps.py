@@ -19,6 +19,12 @@ from agentminutes.timestamps import format_ns, to_ns, valid_timestamp
         ("2025-12-18T21:32:05.120-00:00", "2025-12-18T21:32:05.12Z"),
         ("2024-02-29T00:00:00-05:30", "2024-02-29T00:00:00-05:30"),
         ("2024-02-29T00:00:00.500000+05:30", "2024-02-29T00:00:00.5+05:30"),
+        # Already in that form (kept as it is) or one step from it: nine digits, a tenth,
+        # one trailing zero, a day past the 28th.
+        ("2025-12-28T23:59:59.123456789Z", "2025-12-28T23:59:59.123456789Z"),
+        ("2025-12-28T23:59:59.1234567890Z", "2025-12-28T23:59:59.123456789Z"),
+        ("2025-12-28T23:59:59.10Z", "2025-12-28T23:59:59.1Z"),
+        ("2025-01-31T00:00:00.5Z", "2025-01-31T00:00:00.5Z"),
     ],
 )
 def test_accepted_in_the_references_form(value: str, written: str) -> None:

@@ -390,3 +390,53 @@ def test_held_steps_leave_the_pipeline_in_bounded_batches(monkeypatch: pytest.Mo
     batches = [b.events for b in conv.iter_batches(open_sync_chunks(FULL))]
     assert max(len(events) for events in batches) <= 10
     assert [ev for events in batches for ev in events] == events_of(FULL)
+
+
+def _lean_cases(tmp_path: Path) -> list[tuple[Path, bool]]:
+    """Every fixture, and steps holding what Go reads differently from their bytes."""
+    lines = SMALL.read_bytes().splitlines()
+    odd = [
+        # a lone surrogate escape in a string the step decodes, and in a tool's arguments
+        lines[0].replace(b"List the files.", b"List the \\ud800 files."),
+        lines[2].replace(b'"\\"/tmp/repo\\""', b'"\\"/tmp/\\udc00repo\\""'),
+        # invalid UTF-8 in a tool's arguments, and in a step's text
+        lines[2].replace(b"/tmp/repo", b"/tmp/r\xffepo"),
+        lines[0].replace(b"List the files.", b"List the \xfe files."),
+        # a key in another letter case (Go's rules), media, an index past int64
+        lines[1].replace(b'"status"', b'"Status"'),
+        lines[3][:-1] + b',"media":[{"mime_type":"image/png","uri":"file:///a.png"}]}',
+        lines[4].replace(b'"step_index":4', b'"step_index":99999999999999999999'),
+    ]
+    cases = [(p, p == DRIFT) for p in ALL]
+    for i, line in enumerate(odd):
+        path = tmp_path / f"odd-{i}.jsonl"
+        path.write_bytes(b"\n".join([*lines, line]) + b"\n")
+        cases += [(path, False), (path, True)]
+    return cases
+
+
+def test_a_read_that_writes_no_verbatim_json_takes_lines_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stats (no verbatim JSON written) offers each step to the strict decode as it is:
+    the same summary, the same error, as the full read that first rewrites what Go
+    reads differently; a line the strict decode refuses takes the full read."""
+    taken: list[int] = []
+    lean = AntigravityAdapter._lean_feed
+
+    def counted(self: AntigravityAdapter, line: bytes, lineno: int) -> list[Event] | None:
+        events = lean(self, line, lineno)
+        taken.append(events is not None)
+        return events
+
+    monkeypatch.setattr(AntigravityAdapter, "_lean_feed", counted)
+    for path, permissive in _lean_cases(tmp_path):
+        got = []
+        for check_verbatim in (False, True):
+            try:
+                got.append(stats_json(path, permissive=permissive, check_verbatim=check_verbatim))
+            except ParseError as exc:
+                got.append(str(exc))
+        assert got[0] == got[1], path
+    assert any(taken)
+    assert not all(taken)  # the odd lines took the full read

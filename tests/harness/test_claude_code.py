@@ -308,3 +308,42 @@ def test_one_pass_decoding_reads_every_record_as_the_step_by_step_decoders(
     slow = [msgspec.json.encode(load(path, permissive=True, keep_raw=raw)) for raw in (False, True)]
     assert fast == slow
     assert accepted > 0  # the fast path was taken
+
+
+@pytest.mark.parametrize(
+    "path", sorted(CC.rglob("*.jsonl")), ids=lambda p: str(p.relative_to(FIXTURES))
+)
+def test_a_read_without_system_text_differs_only_in_that_text(path: Path) -> None:
+    """``system_text=False`` (``stats`` as JSON) leaves system events' text empty, and
+    changes nothing else: not the events, their order, the counts, nor the summary."""
+    from agentminutes.pipeline.sync import sync_feeds
+    from agentminutes.schema import to_builtins
+    from agentminutes.schema.stats import StatsBuilder
+
+    def read(system_text: bool) -> tuple[list[Any], dict[str, int]]:
+        options = ParseOptions(permissive=True, check_verbatim=False, system_text=system_text)
+        events: list[Any] = []
+        skipped: dict[str, int] = {}
+        for batches, skipped_of in sync_feeds(str(path), None, False, "claude-code", options):
+            events += [ev for batch in batches for ev in batch.events]
+            skipped = skipped_of()
+        return events, skipped
+
+    full, full_skipped = read(True)
+    bare, bare_skipped = read(False)
+    assert bare_skipped == full_skipped
+    texts = 0
+    for ev in full:
+        if ev.system is not None and ev.system.text:
+            ev.system.text = ""
+            texts += 1
+    assert to_builtins(bare) == to_builtins(full)
+    assert not any(ev.system is not None and ev.system.text for ev in bare)
+    summaries = []
+    for events in (full, bare):
+        builder = StatsBuilder()
+        builder.add_all(events)
+        summaries.append(to_builtins(builder.build()))
+    assert summaries[0] == summaries[1]
+    if path.name.startswith("d82cf66b"):
+        assert texts  # the fixture has attachments and system records with text

@@ -239,3 +239,19 @@ def test_sessions_lists_every_task_in_a_home_built_from_fixtures(tmp_path: Path)
     assert [r["meta"]["session_id"] for r in refs] == sorted([TASK.name, XML.name])
     for ref in refs:  # a listed path converts that task
         assert _load(Path(ref["path"])).meta.session_id == ref["meta"]["session_id"]
+
+
+def test_a_3x_session_document_is_a_session_of_its_own(tmp_path: Path) -> None:
+    lab = FIXTURES / "lab" / "cline" / "3.0.65" / "text" / "home" / ".cline" / "data"
+    sessions = tmp_path / "sessions"
+    shutil.copytree(lab / "sessions", sessions)
+    (document,) = sessions.glob("*/*.messages.json")
+    (document.parent / "notes.txt").write_text("not a session\n")
+    beside = [p for p in document.parent.iterdir() if p != document]
+    scan = agentminutes.scan("cline", sessions)
+    (ref,) = list(scan)
+    assert ref.path == str(document)
+    assert ref.meta.session_id == document.parent.name
+    assert ref.size_bytes == document.stat().st_size
+    assert ref.started_at
+    assert scan.skipped == {"not a session document": len(beside)}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,18 @@ from follow_helpers import FollowProc, wait_for
 
 DB = FIXTURES / "crush" / "constructed" / "project" / ".crush" / "crush.db"
 SCRIPT = Path(__file__).parent.parent.parent / "scripts" / "build_crush_fixture.py"
+
+
+@pytest.fixture
+def conn() -> Iterator[sqlite3.Connection]:
+    """The fixture database, closed after the test (Python 3.13 warns of one left open)."""
+    with contextlib.closing(sqlite3.connect(DB)) as c:
+        yield c
+
+
+def _dump(path: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(path)) as c:
+        return list(c.iterdump())
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -36,13 +50,11 @@ def _sessions(path: Path) -> dict[str, agentminutes.Session]:
 def test_the_fixture_is_what_its_script_builds(tmp_path: Path) -> None:
     fresh = tmp_path / "crush.db"
     subprocess.run([sys.executable, str(SCRIPT), str(fresh)], check=True)
-    dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
-    assert dump(fresh) == dump(DB)
+    assert _dump(fresh) == _dump(DB)
 
 
-def test_the_database_is_detected_and_every_session_read_strictly() -> None:
+def test_the_database_is_detected_and_every_session_read_strictly(conn: sqlite3.Connection) -> None:
     assert detect(DB) == ("crush", "certain")
-    conn = sqlite3.connect(DB)
     rows = {r[0]: r for r in conn.execute("select id, parent_session_id, title from sessions")}
     sessions = _sessions(DB)
     assert set(sessions) == set(rows)
@@ -71,8 +83,7 @@ def test_a_subagent_session_is_named_by_the_call_that_started_it() -> None:
     assert [c.tool_call_id for c in agent_calls] == [child.meta.subagent_id]
 
 
-def test_usage_is_the_last_requests_and_the_cost_the_sessions_own() -> None:
-    conn = sqlite3.connect(DB)
+def test_usage_is_the_last_requests_and_the_cost_the_sessions_own(conn: sqlite3.Connection) -> None:
     rows = {
         r[0]: r
         for r in conn.execute(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import agentminutes
 from agentminutes.pipeline.detect import detect
@@ -20,6 +24,18 @@ DB = FIXTURES / "goose" / "constructed" / "sessions" / "sessions.db"
 SCRIPT = Path(__file__).parent.parent.parent / "scripts" / "build_goose_fixture.py"
 
 
+@pytest.fixture
+def conn() -> Iterator[sqlite3.Connection]:
+    """The fixture database, closed after the test (Python 3.13 warns of one left open)."""
+    with contextlib.closing(sqlite3.connect(DB)) as c:
+        yield c
+
+
+def _dump(path: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(path)) as c:
+        return list(c.iterdump())
+
+
 def _sessions(path: Path) -> dict[str, agentminutes.Session]:
     return {s.meta.subagent_id or s.meta.session_id: s for s in agentminutes.iter_sessions(path)}
 
@@ -27,13 +43,11 @@ def _sessions(path: Path) -> dict[str, agentminutes.Session]:
 def test_the_fixture_is_what_its_script_builds(tmp_path: Path) -> None:
     fresh = tmp_path / "sessions.db"
     subprocess.run([sys.executable, str(SCRIPT), str(fresh)], check=True)
-    dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
-    assert dump(fresh) == dump(DB)
+    assert _dump(fresh) == _dump(DB)
 
 
-def test_the_database_is_detected_and_every_message_read_strictly() -> None:
+def test_the_database_is_detected_and_every_message_read_strictly(conn: sqlite3.Connection) -> None:
     assert detect(DB) == ("goose", "certain")
-    conn = sqlite3.connect(DB)
     sessions = _sessions(DB)
     assert set(sessions) == {r[0] for r in conn.execute("select id from sessions")}
     for sid, session in sessions.items():
@@ -65,8 +79,7 @@ def test_the_database_is_detected_and_every_message_read_strictly() -> None:
         ]
 
 
-def test_tool_kinds_errors_visibility_and_the_sessions_totals() -> None:
-    conn = sqlite3.connect(DB)
+def test_tool_kinds_errors_visibility_and_the_sessions_totals(conn: sqlite3.Connection) -> None:
     main = _sessions(DB)["20260108_1"]
     results = [e.tool_result for e in main.events if e.kind == "tool_result"]
     assert [(r.tool_name, r.is_error) for r in results] == [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from agentminutes.harness import detect
 from agentminutes.pipeline.document_sources import DocumentConversion, route
 from agentminutes.schema import Event, EventKind
 from agentminutes.schema.usage import OtelUsage, requests
+from conftest import read_db
 from follow_helpers import FollowProc
 from lab_recordings import recordings, scripted_calls, tool_calls
 
@@ -118,38 +120,37 @@ def test_sessions_and_usage_find_the_store_with_no_harness_named(tmp_path: Path)
 
 def test_follow_on_a_store_hermes_keeps_writing(tmp_path: Path) -> None:
     (rec,) = [r for r in RECORDINGS if r.folder.name == "tools"]
-    source = sqlite3.connect(rec.sources[0])
     converted = _cli(rec.folder, "convert", "--format", "jsonl", str(rec.sources[0]))
     want = [json.loads(line) for line in converted.stdout.splitlines()]
     db = tmp_path / "state.db"
-    # The same schema, empty; then the rows written in the order Hermes wrote them.
-    copy = sqlite3.connect(db)
-    for (sql,) in source.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name IN"
-        " ('sessions', 'messages', 'session_model_usage')"
-    ):
-        copy.execute(sql)
-    copy.commit()
-    follower = FollowProc(db)
-    try:
-        time.sleep(0.5)
-        session = source.execute("SELECT * FROM sessions").fetchone()
-        copy.execute(f"INSERT INTO sessions VALUES ({','.join('?' * len(session))})", session)
+    with read_db(rec.sources[0]) as source, contextlib.closing(sqlite3.connect(db)) as copy:
+        # The same schema, empty; then the rows written in the order Hermes wrote them.
+        for (sql,) in source.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name IN"
+            " ('sessions', 'messages', 'session_model_usage')"
+        ):
+            copy.execute(sql)
         copy.commit()
-        for row in source.execute("SELECT * FROM messages ORDER BY id"):
-            copy.execute(f"INSERT INTO messages VALUES ({','.join('?' * len(row))})", row)
+        follower = FollowProc(db)
+        try:
+            # Pacing, not a condition: a database follower stats its files and shows no sign
+            # of having started; one that starts late reads the rows at its start, the same.
+            time.sleep(0.5)
+            session = source.execute("SELECT * FROM sessions").fetchone()
+            copy.execute(f"INSERT INTO sessions VALUES ({','.join('?' * len(session))})", session)
             copy.commit()
-            time.sleep(0.05)
-        for row in source.execute("SELECT * FROM session_model_usage"):
-            copy.execute(
-                f"INSERT INTO session_model_usage VALUES ({','.join('?' * len(row))})", row
-            )
-        copy.commit()
-        follower.wait_lines(len(want) - 1, timeout=60)
-        follower.wait_quiet(0.5)
-        assert follower.stop(signal.SIGINT) == 0
-    finally:
-        follower.kill()
-        copy.close()
-        source.close()
+            for row in source.execute("SELECT * FROM messages ORDER BY id"):
+                copy.execute(f"INSERT INTO messages VALUES ({','.join('?' * len(row))})", row)
+                copy.commit()
+                time.sleep(0.05)
+            for row in source.execute("SELECT * FROM session_model_usage"):
+                copy.execute(
+                    f"INSERT INTO session_model_usage VALUES ({','.join('?' * len(row))})", row
+                )
+            copy.commit()
+            follower.wait_lines(len(want) - 1)
+            follower.wait_quiet(0.5)
+            assert follower.stop(signal.SIGINT) == 0
+        finally:
+            follower.kill()
     assert [e["event"] for e in follower.events] == want

@@ -365,6 +365,45 @@ def test_follow_started_before_the_database_exists_reads_it_from_its_first_commi
     assert "Traceback" not in f.stderr
 
 
+def test_follow_started_on_a_database_still_being_made_reads_it_once_it_is(
+    tmp_path: Path,
+) -> None:
+    """The agent has made its database file (WAL, no table yet) when the follow starts: the
+    follow waits for the tables instead of failing on them (an internal error before), and
+    reads every commit once they are there."""
+    from opencode_writer import replay
+
+    db = tmp_path / "opencode.db"
+    with contextlib.closing(sqlite3.connect(db)) as made:
+        made.execute("pragma journal_mode=wal")  # the file and its header, not one table
+        f = FollowProc("--harness", "opencode", db)
+        try:
+            f.wait_quiet(0.5)
+            assert f.proc.poll() is None, f.stderr
+            for _ in replay(str(GENUINE), str(db)):
+                pass
+            assert f.stop(signal.SIGINT) == 0, f.stderr
+        finally:
+            f.kill()
+    got: dict[str, list[Any]] = {}
+    for env in f.events:
+        got.setdefault(env["transcript"], []).append(env["event"])
+    assert got == {f"{db}#{sid}": events for sid, events in _converted(db).items()}
+    assert got
+
+
+def test_follow_of_an_empty_file_that_stays_empty_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "opencode.db"
+    empty.write_bytes(b"")
+    f = FollowProc("--harness", "opencode", empty)
+    try:
+        f.wait_quiet(0.3)
+        assert f.stop(signal.SIGINT) == 1
+    finally:
+        f.kill()
+    assert f.stderr.strip().splitlines()[-1] == f"Error: {empty}: empty, no opencode database"
+
+
 class _CommitsBetweenStatements:
     """A read-only connection whose writer commits before each statement it runs.
 

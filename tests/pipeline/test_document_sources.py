@@ -24,7 +24,7 @@ from agentminutes import conversations, iter_sessions, load, parse, sessions
 from agentminutes.errors import DetectError, UsageError
 from agentminutes.harness import DOCUMENT_ADAPTERS, ParseOptions, is_document_adapter
 from agentminutes.pipeline.document_sources import DocumentConversion, route
-from conftest import FIXTURES, fixture_id, transcripts
+from conftest import FIXTURES, fixture_id, read_db, transcripts
 
 ALL = [p for cls in DOCUMENT_ADAPTERS for p in transcripts(cls.name)]
 
@@ -86,8 +86,8 @@ def _record_counts(path: Path, harness: str) -> dict[str, int]:
         folder = path if path.is_dir() else path.parent
         folder = folder.parent if folder.name == "events" else folder
         return {folder.name: len(list((folder / "events").glob("event-*.json"))) + 1}
-    if harness == "hermes":  # the session row, its messages, its usage rows
-        with closing(sqlite3.connect(path)) as conn, conn:
+    if harness == "hermes":  # the session row, its messages, its usage rows (a WAL database)
+        with read_db(path) as conn:
             counts = {r[0]: 1 for r in conn.execute("SELECT id FROM sessions")}
             for table in ("messages", "session_model_usage"):
                 for sid, n in conn.execute(f"SELECT session_id, COUNT(*) FROM {table} GROUP BY 1"):
@@ -253,3 +253,32 @@ def test_a_wal_the_writer_checkpoints_away_while_it_is_copied_is_not_an_error(
     finally:
         conn.close()
     assert len(calls) == 1  # the retry found no WAL and read the database itself
+
+
+def _names(folder: Path) -> frozenset[str]:
+    return frozenset(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("folder", "stands_for"),
+    [
+        ("cline/1769064454592", "ui_messages.json"),
+        ("cline/fineye-ui-only", "ui_messages.json"),
+        ("openhands/lab-1.16.0/ce833f814d2045b9be295de049c1df6c", "base_state.json"),
+        (
+            "opencode/constructed/storage",
+            "session/4e8912cc/ses_0b0000000001TreeSession01.json",
+        ),
+        ("opencode/constructed", None),  # graded POSSIBLE by sniff_folder: not one source
+        ("cline", None),
+    ],
+)
+def test_the_file_that_stands_for_a_folder_source(folder: str, stands_for: str | None) -> None:
+    from agentminutes.harness.opencode.adapter import OpenCodeAdapter
+    from agentminutes.pipeline.document_sources import folder_transcript
+
+    top = FIXTURES / folder
+    found = folder_transcript(str(top), _names(top))
+    assert found == (str(top / stands_for) if stands_for else None)
+    if folder == "opencode/constructed":
+        assert OpenCodeAdapter.sniff_folder(_names(top)) > 0

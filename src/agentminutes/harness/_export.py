@@ -1,18 +1,30 @@
-"""Helpers shared by the data-export adapters (ChatGPT, claude.ai): lenient JSON access."""
+"""What the data-export adapters share (ChatGPT, claude.ai): the export's conversations, lenient JSON.
+
+An export is one JSON array of conversations (``conversations.json``, alone or in
+the export ZIP), or one conversation object. :class:`ExportAdapter` reads its
+conversations one by one, each decoded when it is reached (a malformed one is the
+error, named by its number), and opens each conversation's events.
+"""
 
 from __future__ import annotations
 
 import re
 import time
-from typing import Final
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, ClassVar, Final, TypeVar
 
 import msgspec
 from msgspec import Raw
 
 from agentminutes.harness.base import BaseDocumentAdapter
+from agentminutes.schema import Event
 from agentminutes.timestamps import valid_timestamp
 
+if TYPE_CHECKING:
+    from agentminutes.harness.base import Document
+
 __all__ = (
+    "ExportAdapter",
     "as_bool",
     "as_str",
     "decode_object",
@@ -25,6 +37,7 @@ _decode_str = msgspec.json.Decoder(str | None).decode
 _decode_obj = msgspec.json.Decoder(dict[str, Raw]).decode
 _decode_list = msgspec.json.Decoder(list[Raw]).decode
 _EPOCH: Final = re.compile(rb"\s*(\d+)(?:\.(\d+))?\s*")
+_Conversation = TypeVar("_Conversation")
 
 
 def split_export(adapter: BaseDocumentAdapter, payload: bytes, what: str) -> list[Raw]:
@@ -42,6 +55,33 @@ def split_export(adapter: BaseDocumentAdapter, payload: bytes, what: str) -> lis
     except msgspec.DecodeError as exc:
         raise adapter.error(f"invalid JSON: {exc}", 0) from None
     raise adapter.error(f"not a {what}: expected a JSON array of conversations", 0)
+
+
+class ExportAdapter(BaseDocumentAdapter):
+    """A data export's adapter: its conversations, from the export ZIP or its JSON."""
+
+    containers: ClassVar[frozenset[str]] = frozenset({"json", "zip"})
+    zip_member: ClassVar[str] = "conversations.json"
+    #: The export as its errors name it: "not a {export_name}: …".
+    export_name: ClassVar[str] = "data export"
+
+    def exported(
+        self, doc: Document, decode: Callable[[Raw], _Conversation]
+    ) -> Iterator[tuple[int, _Conversation]]:
+        """Each conversation of *doc*, numbered from 1, as *decode* reads it (or the error)."""
+        for i, raw in enumerate(split_export(self, doc.payload(), self.export_name), 1):
+            try:
+                conversation = decode(raw)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise self.error(f"conversation #{i} is malformed: {exc}", 0) from None
+            yield i, conversation
+
+    def with_session_meta(
+        self, events: list[Event], session_id: str, timestamp: str
+    ) -> list[Event]:
+        """A conversation's *events* after its ``session_meta`` (provenance: its first record)."""
+        provenance = events[0].provenance if events else None
+        return [self.session_meta(provenance, timestamp=timestamp, session_id=session_id), *events]
 
 
 def first_byte(raw: Raw | None) -> bytes:

@@ -19,7 +19,22 @@ from typing import Any, Protocol
 from agentminutes.harness._shown import unseen
 from agentminutes.schema import Event
 
-__all__ = ("RowsTail", "TailedAdapter")
+__all__ = ("RowsTail", "TailedAdapter", "session_prints")
+
+
+def session_prints(
+    conn: sqlite3.Connection, sessions: str, messages: str
+) -> dict[str, tuple[Any, ...]]:
+    """Per session id: its row, then its messages' figures (a fingerprint for :class:`RowsTail`).
+
+    *sessions* selects a row per session, its id first; *messages* selects the
+    figures of each session's messages, grouped by session id, which comes first.
+    """
+    prints: dict[str, tuple[Any, ...]] = {str(r[0]): tuple(r) for r in conn.execute(sessions)}
+    for sid, *figures in conn.execute(messages):
+        if str(sid) in prints:
+            prints[str(sid)] += tuple(figures)
+    return prints
 
 
 class TailedAdapter(Protocol):

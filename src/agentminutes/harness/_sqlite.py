@@ -15,12 +15,15 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, ClassVar
 
 from agentminutes.harness.base import BaseDocumentAdapter, Confidence
-from agentminutes.schema import Event, EventKind
+from agentminutes.schema import AssistantMessage, Event, EventKind
 
 if TYPE_CHECKING:
     from agentminutes.harness.base import Document
 
-__all__ = ("SqliteAdapter", "hold_last_reply", "table_names")
+__all__ = ("SQLITE_HEAD", "SqliteAdapter", "hold_last_reply", "last_reply", "table_names")
+
+#: How every SQLite database file begins.
+SQLITE_HEAD = b"SQLite format 3\x00"
 
 
 def table_names(conn: sqlite3.Connection) -> set[str]:
@@ -39,6 +42,14 @@ def hold_last_reply(events: list[Event]) -> list[Event]:
     return events[: replies[-1]] if replies else events
 
 
+def last_reply(events: list[Event]) -> AssistantMessage | None:
+    """The session's last assistant reply in *events*: the one its usage goes on."""
+    for ev in reversed(events):
+        if ev.kind == EventKind.ASSISTANT_MESSAGE:
+            return ev.assistant_message
+    return None
+
+
 class SqliteAdapter(BaseDocumentAdapter):
     """A :class:`BaseDocumentAdapter` reading one SQLite database of sessions."""
 
@@ -49,6 +60,16 @@ class SqliteAdapter(BaseDocumentAdapter):
     store_name: ClassVar[str] = "a database"
     #: The database as reading errors name it: "cannot read {store_noun}: …".
     store_noun: ClassVar[str] = "the database"
+    #: What the head of this harness's database holds (its schema's words), all of them.
+    head_marks: ClassVar[tuple[bytes, ...]] = ()
+
+    @classmethod
+    def sniff(cls, head: bytes) -> Confidence:
+        """Certain for an SQLite database whose head holds every one of :attr:`head_marks`."""
+        marks = cls.head_marks
+        if marks and head.startswith(SQLITE_HEAD) and all(mark in head for mark in marks):
+            return Confidence.CERTAIN
+        return Confidence.NO_MATCH
 
     @classmethod
     def sniff_tables(cls, tables: frozenset[str]) -> Confidence:

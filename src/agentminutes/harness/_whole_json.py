@@ -6,7 +6,8 @@ document at the end of input (a follower re-reads the file on each rewrite).
 :class:`JsonDocument` keeps the lines, decodes the whole, and says on which
 lines each element of a top-level array sits, so every event's provenance
 names the lines of the record it comes from. :class:`WholeJsonAdapter` is
-the line adapter's side: hold the lines, decode them at the end, build.
+the line adapter's side: hold the lines, decode them at the end, build;
+:class:`DocumentBuilder` is what building the events of one document needs.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from msgspec import Raw
 from agentminutes.harness.base import BaseAdapter, ParseOptions, SkipHook
 from agentminutes.schema import Event, Provenance
 
-__all__ = ("JsonDocument", "WholeJsonAdapter", "ms_time")
+__all__ = ("DocumentBuilder", "JsonDocument", "WholeJsonAdapter", "ms_time")
 
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 _Decoded = TypeVar("_Decoded")
@@ -81,6 +82,15 @@ class JsonDocument:
         m = re.search(r"byte (\d+)", message)
         return self.line(int(m.group(1))) if m else self.last
 
+    def record_spans(self, key: bytes, count: int) -> list[tuple[int, int] | None]:
+        """The spans of the *count* records of the array at top-level *key*.
+
+        Where the elements found are not *count* (a record that is no object or
+        array), none is named: each record's provenance is the whole document.
+        """
+        found: list[tuple[int, int] | None] = list(self.element_spans(key))
+        return found if len(found) == count else [None] * count
+
     def element_spans(self, key: bytes) -> list[tuple[int, int]]:
         """Byte spans of the elements of the array at top-level *key*, in order.
 
@@ -115,6 +125,37 @@ class JsonDocument:
                     elif depth < inside:
                         break
         return spans
+
+
+class DocumentBuilder:
+    """The events of one decoded document, each record's provenance the lines it sits on."""
+
+    def __init__(self, adapter: BaseAdapter, doc: JsonDocument) -> None:
+        self.adapter = adapter
+        self.doc = doc
+        self.out: list[Event] = []
+        self.keep_raw = adapter.options.keep_raw
+
+    def prov(self, span: tuple[int, int] | None, raw: bytes | None = None) -> Provenance:
+        """The provenance of the record at *span* (see :meth:`JsonDocument.provenance`)."""
+        return self.doc.provenance(span, raw, self.keep_raw)
+
+    def head_prov(self, spans: list[tuple[int, int] | None]) -> Provenance:
+        """The document's head: its lines before the first record (*spans*), the whole kept raw."""
+        first = self.doc.first
+        head_end = self.doc.line(spans[0][0]) - 1 if spans and spans[0] else first
+        head = Provenance(line=first, end_line=max(first, head_end))
+        if self.keep_raw:
+            head.raw = [Raw(self.doc.buf)]
+        return head
+
+    def reject(self, record_type: str, raw: bytes, span: tuple[int, int] | None, why: str) -> None:
+        """The record *raw* at *span* is not one this format knows (its lines named)."""
+        first, last = self.doc.lines_of(span)
+        ev = self.adapter.unknown_or_fail(record_type, bytes(raw), first, why)
+        if ev.provenance is not None:
+            ev.provenance.end_line = last
+        self.out.append(ev)
 
 
 class WholeJsonAdapter(BaseAdapter, Generic[_Decoded]):

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol, runtime_checkable
@@ -44,7 +44,19 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol, runti
 import msgspec
 
 from agentminutes.errors import OptionError, ParseError
-from agentminutes.schema import NO_RAW, Event, EventKind, Provenance, Raw, Unknown
+from agentminutes.schema import (
+    NO_RAW,
+    ContentBlock,
+    Event,
+    EventKind,
+    Meta,
+    Provenance,
+    Raw,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    Unknown,
+)
 
 if TYPE_CHECKING:
     import pickle
@@ -74,7 +86,9 @@ __all__ = (
     "first_line",
     "is_document_adapter",
     "json_or_string",
+    "listed_title",
     "newer_format",
+    "tool_call",
 )
 
 #: How many leading bytes of a transcript detection may look at.
@@ -151,6 +165,10 @@ class ParseOptions:
             only they need, never the state the wanted kinds depend on; each
             adapter that does says what such a projected read does not check
             (``usage`` reads requests: see ``RequestFolder.KINDS``).
+        system_text: give system events their text. Off for a caller that
+            reads none of it (``stats`` as JSON counts system events by
+            subtype): an adapter may then leave that text empty and skip
+            decoding and rendering it (an attachment's file contents, say).
     """
 
     permissive: bool = False
@@ -161,6 +179,7 @@ class ParseOptions:
     presorted: bool = False
     check_verbatim: bool = True
     kinds: frozenset[str] | None = None
+    system_text: bool = True
 
     def __post_init__(self) -> None:
         if self.text_form not in TEXT_FORMS:
@@ -231,6 +250,11 @@ class ConversationInfo:
     created: str = ""
     updated: str = ""
     messages: int = 0
+
+
+def listed_title(text: str) -> str:
+    """A conversation's title as listed: its white space folded, at most 80 characters."""
+    return " ".join(text.split())[:80]
 
 
 @dataclass(slots=True)
@@ -432,6 +456,49 @@ class BaseAdapter:
         """Remember that *call_id* calls the tool *name* (one copy of each name kept)."""
         self.tool_names[call_id] = self._tool_name_strings.setdefault(name, name)
 
+    def session_meta(
+        self,
+        provenance: Provenance | None,
+        *,
+        timestamp: str = "",
+        harness_version: str | None = None,
+        **meta: Any,
+    ) -> Event:
+        """The stream's ``session_meta`` event: this harness, its version, and *meta* (Meta fields).
+
+        The version is the caller's hint (``--harness-version``) unless
+        *harness_version* says another.
+        """
+        version = self.options.harness_version if harness_version is None else harness_version
+        return Event(
+            kind=EventKind.SESSION_META,
+            timestamp=timestamp,
+            provenance=provenance,
+            session_meta=Meta(harness=self.name, harness_version=version, **meta),
+        )
+
+    def tool_result(
+        self,
+        call_id: str,
+        content: list[ContentBlock] | None,
+        *,
+        is_error: bool = False,
+        name: str = "",
+        enrichment: Raw = NO_RAW,
+    ) -> ToolResult:
+        """The result of the call *call_id*: no content is ``None``, the tool's name as recorded.
+
+        A result that records no tool name takes the one its call was
+        remembered with (:meth:`name_call`), or none.
+        """
+        return ToolResult(
+            tool_call_id=call_id,
+            tool_name=name or self.tool_names.get(call_id, ""),
+            is_error=is_error,
+            content=content or None,
+            enrichment=enrichment,
+        )
+
     def skip(self, record_type: str, lineno: int) -> None:
         """Count a documented skip of a native record."""
         self.skipped[record_type] = self.skipped.get(record_type, 0) + 1
@@ -536,6 +603,16 @@ class BaseDocumentAdapter(BaseAdapter):
         return Confidence.NO_MATCH
 
     @classmethod
+    def folder_transcript(cls, folder: str, names: frozenset[str]) -> str | None:
+        """The file that stands for *folder* (entries *names*) when it is one source of
+        this format, whose conversion reads the whole folder; ``None`` otherwise.
+
+        What ``export`` lists for a folder it walks: the folders :meth:`sniff_folder`
+        is sure of, or a narrower set where it grades more folders than one source.
+        """
+        return None
+
+    @classmethod
     def sniff_tables(cls, tables: frozenset[str]) -> Confidence:
         """Grade an SQLite database by the names of its tables."""
         return Confidence.NO_MATCH
@@ -620,6 +697,13 @@ def newer_format(reason: str, recorded: str, newest: str) -> str:
     return (
         f"{reason} in {recorded}, newer than {newest}"
         " (the newest this adapter knows; likely format drift)"
+    )
+
+
+def tool_call(call_id: str, name: str, tool_input: Raw, kinds: Mapping[str, str]) -> ToolCall:
+    """A call of the tool *name*, its ACP kind from the harness's table *kinds* (else ``other``)."""
+    return ToolCall(
+        tool_call_id=call_id, name=name, kind=kinds.get(name, ToolKind.OTHER), input=tool_input
     )
 
 

@@ -9,14 +9,11 @@ folders; adding a harness is adding its folder and one line here. Every
 command asks this module (:func:`harnesses`, :func:`described`) and keeps no
 per-harness table of its own.
 
-Cheap to import: a folder's ``__init__`` holds its description and re-exports
-its adapter lazily, so reading the descriptions imports no adapter; the parts
-that are code (adapter, layout, vocabulary) are ``"module:attr"`` strings,
-imported by :func:`~agentminutes.harness.description.resolve` when a command
-uses them. That is also how the layers keep pointing one way: a layout (a
-:mod:`agentminutes.discovery` locator) and a drift vocabulary sit in higher
-layers than the harness package, so the description names them and never
-imports them.
+Cheap to import: a folder's ``__init__`` holds its description and
+re-exports its adapter lazily, so reading the descriptions imports no
+parser; the parts that are code (adapter, layout, drift vocabulary) are
+``"module:attr"`` strings into the folder, imported by
+:func:`~agentminutes.harness.description.resolve` when a command uses them.
 
 Line adapters are detected before document adapters, each kind in this order
 (alphabetical by harness name).
@@ -27,6 +24,8 @@ from __future__ import annotations
 import importlib
 import threading
 from typing import TYPE_CHECKING, Final
+
+from agentminutes.schema.usage_rule import declared_by
 
 if TYPE_CHECKING:
     from agentminutes.harness.description import Harness
@@ -141,3 +140,7 @@ def _clear_views() -> None:
     if harness is not None:
         for view in ("REGISTRY", "DOCUMENT_REGISTRY", "ADAPTERS", "DOCUMENT_ADAPTERS"):
             vars(harness).pop(view, None)
+
+
+# The schema's usage and prompt arithmetic reads each harness's rules from here.
+declared_by(described, harnesses)

@@ -220,7 +220,9 @@ def feed_record(
     :class:`ParseError` for the line.
     """
     try:
-        if line.isascii() and b"\\u" not in line:
+        if line.isascii() and SURROGATE_ESCAPE.search(line) is None:
+            # (the regular expression finds no surrogate escape faster than ``in`` finds
+            # no ``\u``: JSON's escapes make backslashes common)
             events = adapter.feed(line, lineno)
             return events if rewrites is not None else safe_events(events)
         rewrite = Rewrite.of(line)
@@ -258,16 +260,54 @@ def feed_lines(
     get the verbatim bytes of rewritten lines back (from *rewrites*, when the
     caller keeps them across batches) and, *checked*, are made safe to write
     (:func:`~agentminutes.pipeline.verbatim.safe_events`).
+
+    An adapter in a read that writes no verbatim JSON may offer ``lean_feed``
+    (Claude Code's projected reads): each line is offered to it as it is, and
+    only a line it cannot decode so (nothing changed then) is checked for what
+    Go reads differently and fed by :func:`feed_record`. Invalid UTF-8 and lone
+    surrogate escapes fail a strict decode anywhere in a line but for invalid
+    UTF-8 in a part of the record the read skips, which then stays as it is
+    there instead of U+FFFD: only verbatim JSON could show it.
     """
     held = rewrites if rewrites is not None else Rewrites()
     out: list[Event] = []
     extend = out.extend
+    feed = adapter.feed
+    plain = not getattr(adapter, "keeps_indent", False)
+    lean = getattr(adapter, "lean_feed", None)
+    escape = SURROGATE_ESCAPE.search
     try:
         for lineno, raw in lines:
-            line = adapter_line(adapter, raw, lineno)
-            if line:
-                extend(feed_record(adapter, line, lineno, held))
-            elif line is None and on_white_space is not None:
+            if plain and lineno > 1:
+                # clean_line's and feed_record's common case inline (a line a second):
+                # ASCII at both ends, nothing Go would read differently.
+                line = raw.strip()
+                if line and line[0] < 0x80 and line[-1] < 0x80:
+                    if lean is not None:
+                        # A lean read takes the line as it is first (see above).
+                        try:
+                            events = lean(line, lineno)
+                        except RecursionError:
+                            events = None
+                        extend(
+                            events
+                            if events is not None
+                            else feed_record(adapter, line, lineno, held)
+                        )
+                    elif line.isascii() and escape(line) is None:
+                        try:
+                            extend(feed(line, lineno))
+                        except RecursionError:
+                            extend(feed_record(adapter, line, lineno, held))
+                    else:
+                        extend(feed_record(adapter, line, lineno, held))
+                    continue
+                if not line:
+                    continue
+            cleaned = adapter_line(adapter, raw, lineno)
+            if cleaned:
+                extend(feed_record(adapter, cleaned, lineno, held))
+            elif cleaned is None and on_white_space is not None:
                 on_white_space(lineno)
     except ParseError as exc:
         exc.partial = held.restore(out)

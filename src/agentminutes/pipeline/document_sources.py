@@ -53,7 +53,7 @@ from agentminutes.harness import (
     sniff_safely,
 )
 from agentminutes.harness._gojson import C_RECURSION_LIMITED, go_utf8, on_fresh_stack
-from agentminutes.harness.base import BOM, detects
+from agentminutes.harness.base import BOM, BaseDocumentAdapter, detects
 from agentminutes.pipeline.batch import Batch
 from agentminutes.pipeline.conversion import (
     Conversion,
@@ -88,6 +88,7 @@ __all__ = (
     "Route",
     "container_of",
     "feeds",
+    "folder_transcript",
     "pick",
     "route",
     "single_session",
@@ -327,8 +328,12 @@ def _connect_readonly(path: str) -> sqlite3.Connection:
     shutil.copyfile(path, copy)
     try:
         conn = sqlite3.connect(copy)
-        conn.execute("PRAGMA query_only = 1")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL now
+        try:
+            conn.execute("PRAGMA query_only = 1")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL now
+        except BaseException:
+            conn.close()  # a copy that is no database: its connection is not left open
+            raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # the connection keeps the files it opened
     return conn
@@ -428,6 +433,18 @@ def _folder_adapters(named: type[DocumentAdapter] | None) -> list[type[DocumentA
 
     candidates = [named] if named is not None else list(harness.DOCUMENT_ADAPTERS)
     return [c for c in candidates if "folder" in c.containers]
+
+
+def folder_transcript(folder: str, names: frozenset[str]) -> str | None:
+    """The file that stands for *folder* (entries *names*) when a folder format takes
+    it as one source (a Cline task, an OpenHands conversation, an OpenCode storage
+    tree), its conversion reading the whole folder; ``None`` for an ordinary folder."""
+    for cls in _folder_adapters(None):
+        if isinstance(cls, type) and issubclass(cls, BaseDocumentAdapter):
+            found = cls.folder_transcript(folder, names)
+            if found is not None:
+                return found
+    return None
 
 
 def _folder_route(path: str, named: type[DocumentAdapter] | None) -> Route:

@@ -9,64 +9,9 @@ This is the bottom layer: it imports nothing of agentminutes but the time helper
 
 from __future__ import annotations
 
-from agentminutes.schema.events import (
-    NO_RAW,
-    SCHEMA_VERSION,
-    AgentStats,
-    AssistantMessage,
-    ContentBlock,
-    Event,
-    EventKind,
-    FetchInfo,
-    Meta,
-    Origin,
-    Provenance,
-    Raw,
-    Report,
-    Stats,
-    SystemEvent,
-    TaskSkip,
-    TaskStats,
-    TaskTranscript,
-    Thinking,
-    TokenUsage,
-    ToolCall,
-    ToolInteraction,
-    ToolKind,
-    ToolResult,
-    Unknown,
-    UserMessage,
-    to_builtins,
-)
+from agentminutes.schema import events
+from agentminutes.schema.events import *  # noqa: F403  (the vocabulary, as events.__all__ names it)
 from agentminutes.schema.session import Session
 
-__all__ = (
-    "NO_RAW",
-    "SCHEMA_VERSION",
-    "AgentStats",
-    "AssistantMessage",
-    "ContentBlock",
-    "Event",
-    "EventKind",
-    "FetchInfo",
-    "Meta",
-    "Origin",
-    "Provenance",
-    "Raw",
-    "Report",
-    "Session",
-    "Stats",
-    "SystemEvent",
-    "TaskSkip",
-    "TaskStats",
-    "TaskTranscript",
-    "Thinking",
-    "TokenUsage",
-    "ToolCall",
-    "ToolInteraction",
-    "ToolKind",
-    "ToolResult",
-    "Unknown",
-    "UserMessage",
-    "to_builtins",
-)
+__all__ = ["Session"]
+__all__ += events.__all__

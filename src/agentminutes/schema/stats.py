@@ -22,7 +22,7 @@ from agentminutes.schema.events import (
     TokenUsage,
     ToolInteraction,
 )
-from agentminutes.schema.usage import _RegistryView
+from agentminutes.schema.usage_rule import RuleView
 
 __all__ = (
     "PROMPT_RULES",
@@ -65,7 +65,7 @@ def tool_interactions(events: Iterable[Event]) -> list[ToolInteraction]:
 #: excludes the cache), ``"input"`` takes ``input_tokens`` alone (it already counts the
 #: cached tokens). A harness not listed reports no prompt total (0), as the reference does.
 #: Each is declared in its harness folder's description (``prompt=``).
-PROMPT_RULES: Final[Mapping[str, str]] = _RegistryView("prompt")
+PROMPT_RULES: Final[Mapping[str, str]] = RuleView("prompt")
 
 
 def _prompt_rule(harness: str) -> str:

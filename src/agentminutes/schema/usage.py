@@ -25,14 +25,13 @@ Nothing here changes ``convert`` or ``stats`` output.
 from __future__ import annotations
 
 import contextlib
-import importlib
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, ClassVar, Final
+from collections.abc import Iterable, Mapping
+from typing import ClassVar, Final
 
 import msgspec
 
 from agentminutes.schema.events import Event, EventKind, Raw, TokenUsage
-from agentminutes.schema.usage_rule import UsageRule
+from agentminutes.schema.usage_rule import RuleView, UsageRule
 
 __all__ = (
     "USAGE_RULES",
@@ -46,48 +45,10 @@ __all__ = (
 )
 
 
-class _RegistryView(Mapping[str, Any]):
-    """A read-only mapping, by harness name, of one field of the harness descriptions.
-
-    The rules are declared once, in each harness's folder
-    (:class:`agentminutes.harness.description.Harness`), and the registry sits a
-    layer above this one: it is imported by name when a rule is first asked for
-    (never by an ``import`` statement), so the schema keeps depending on nothing
-    above it while reading what the harnesses declare. Harnesses whose field is
-    empty are not in the view.
-    """
-
-    def __init__(self, field: str) -> None:
-        self._field = field
-
-    def _table(self) -> dict[str, Any]:
-        registry = importlib.import_module("agentminutes.harness.registry")
-        return {
-            h.name: getattr(h, self._field) for h in registry.harnesses() if getattr(h, self._field)
-        }
-
-    def __getitem__(self, harness: str) -> Any:
-        registry = importlib.import_module("agentminutes.harness.registry")
-        found = registry.described(harness)
-        value = getattr(found, self._field) if found is not None else None
-        if not value:
-            raise KeyError(harness)
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._table()!r})"
-
-
 #: The rule of every harness whose adapter records usage (each declared in its harness
 #: folder's description, ``usage=``). A harness not listed has no normalized view
 #: (``otel_usage`` returns ``None``): its fields' meaning is not guessed.
-USAGE_RULES: Final[Mapping[str, UsageRule]] = _RegistryView("usage")
+USAGE_RULES: Final[Mapping[str, UsageRule]] = RuleView("usage")
 
 
 class OtelUsage(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -441,6 +402,16 @@ class RequestFolder:
     KINDS: ClassVar[frozenset[str]] = frozenset(
         {EventKind.SESSION_META, EventKind.ASSISTANT_MESSAGE, EventKind.SYSTEM, EventKind.UNKNOWN}
     )
+    #: The harnesses whose requests come from ``system`` events (their records of usage).
+    SYSTEM_USAGE: ClassVar[frozenset[str]] = frozenset({"codex", "copilot", "hermes"})
+
+    @classmethod
+    def kinds_for(cls, harness: str) -> frozenset[str]:
+        """The event kinds :meth:`add` reads of *harness*'s events (``system`` only where
+        its requests come from them)."""
+        if harness in cls.SYSTEM_USAGE:
+            return cls.KINDS
+        return cls.KINDS - {EventKind.SYSTEM}
 
     def add(self, ev: Event) -> list[Request]:
         """Account for one event; return the requests it completes."""
@@ -700,52 +671,18 @@ class RequestFolder:
             return []
         inp, output = row.input_tokens or 0, row.output_tokens or 0
         read, write = row.cache_read_tokens or 0, row.cache_write_tokens or 0
+        key = f"hermes:{row.session_id}:{row.model}:{row.billing_provider}:{row.task}"
+        counts = (inp, output, read, write, row.reasoning_tokens)
         return [
-            Request(
-                origin="model_usage",
-                timestamp=ev.timestamp,
-                model=row.model or "",
-                usage=TokenUsage(
-                    input_tokens=inp,
-                    output_tokens=output,
-                    cache_read_input_tokens=read,
-                    cache_creation_input_tokens=write,
-                ),
-                otel=OtelUsage(
-                    input_tokens=inp + read + write,
-                    output_tokens=output,
-                    cache_read_input_tokens=read,
-                    cache_creation_input_tokens=write,
-                    reasoning_output_tokens=row.reasoning_tokens,
-                ),
-                key=f"hermes:{row.session_id}:{row.model}:{row.billing_provider}:{row.task}",
-                agent_id=ev.agent_id,
+            _counted(
+                ev, "model_usage", row.model or "", key, counts, total_input=inp + read + write
             )
         ]
 
     def _copilot_row(self, ev: Event, model: str, snap: _CopilotSnapshot, key: str) -> Request:
-        inp, output, read, write, reasoning = snap
         assert ev.system is not None
-        return Request(
-            origin=ev.system.subtype,
-            timestamp=ev.timestamp,
-            model=model,
-            usage=TokenUsage(
-                input_tokens=inp,
-                output_tokens=output,
-                cache_read_input_tokens=read,
-                cache_creation_input_tokens=write,
-            ),
-            otel=OtelUsage(
-                input_tokens=inp,
-                output_tokens=output,
-                cache_read_input_tokens=read,
-                cache_creation_input_tokens=write,
-                reasoning_output_tokens=reasoning,
-            ),
-            key=key,
-            agent_id=ev.agent_id,
-        )
+        # Copilot's input counts the cache reads and writes already.
+        return _counted(ev, ev.system.subtype, model, key, snap, total_input=snap[0])
 
     def _token_count(self, ev: Event, details: Raw) -> list[Request]:
         if not details:
@@ -770,30 +707,49 @@ class RequestFolder:
             return []
         fresh, cached, written, output, reasoning, _ = counted
         lineage = self.fork_of or self.session_id
-        req = Request(
-            timestamp=ev.timestamp,
-            model=self._model,
-            usage=TokenUsage(
-                input_tokens=fresh,
-                output_tokens=output,
-                cache_read_input_tokens=cached,
-                cache_creation_input_tokens=written,
-            ),
-            otel=OtelUsage(
-                input_tokens=fresh,
-                output_tokens=output,
-                cache_read_input_tokens=cached,
-                cache_creation_input_tokens=written,
-                reasoning_output_tokens=reasoning,
-            ),
-            key=f"codex:{lineage}:{','.join(map(str, total))}",
-            agent_id=ev.agent_id,
-            origin="token_count",
-        )
+        key = f"codex:{lineage}:{','.join(map(str, total))}"
+        # Codex's input counts the cached tokens already.
+        counts = (fresh, output, cached, written, reasoning)
+        req = _counted(ev, "token_count", self._model, key, counts, total_input=fresh)
         if not self._model:
             self._waiting.append(req)
             return []
         return [req]
+
+
+def _counted(
+    ev: Event,
+    origin: str,
+    model: str,
+    key: str,
+    counts: tuple[int, int, int, int, int | None],
+    *,
+    total_input: int,
+) -> Request:
+    """A request read from a usage record rather than a message: *counts* are its input,
+    output, cache reads, cache writes and reasoning as recorded; *total_input* its input
+    with the cache (OpenTelemetry's ``input_tokens``), by the harness's rule."""
+    inp, output, read, write, reasoning = counts
+    return Request(
+        origin=origin,
+        timestamp=ev.timestamp,
+        model=model,
+        usage=TokenUsage(
+            input_tokens=inp,
+            output_tokens=output,
+            cache_read_input_tokens=read,
+            cache_creation_input_tokens=write,
+        ),
+        otel=OtelUsage(
+            input_tokens=total_input,
+            output_tokens=output,
+            cache_read_input_tokens=read,
+            cache_creation_input_tokens=write,
+            reasoning_output_tokens=reasoning,
+        ),
+        key=key,
+        agent_id=ev.agent_id,
+    )
 
 
 def requests(events: Iterable[Event], harness: str = "") -> list[Request]:

@@ -464,6 +464,30 @@ def _assignment_prefilter(names: str, least: int) -> str:
     )
 
 
+def _sk_key(
+    name: str,
+    description: str,
+    pattern: str,
+    *,
+    ahead: int = 310,
+    check: Callable[[str, dict[str, str | None]], bool] | None = None,
+) -> Detector:
+    """A detector of the ``sk-`` family: found through the ``k-`` anchor behind the
+    ``sk-`` gate and prefilter, the match starting at the ``s``; a random-looking body
+    (:func:`_token`) unless *check* says more."""
+    return Detector(
+        name,
+        description,
+        pattern,
+        anchors=("k-",),
+        anchor_suffix=_SK_GATE,
+        prefilter=_SK_PREFILTER,
+        back=1,
+        ahead=ahead,
+        check=check or _token(),
+    )
+
+
 #: The detectors of the core install, most specific first (an overlap goes to the earlier one).
 DETECTORS: Final[tuple[Detector, ...]] = (
     Detector(
@@ -479,37 +503,21 @@ DETECTORS: Final[tuple[Detector, ...]] = (
         bytes_pattern=r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----",
         prefilter=r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY",
     ),
-    Detector(
+    _sk_key(
         "anthropic-key",
         "an Anthropic API key or OAuth token (sk-ant-…)",
         r"{L}sk-ant-[A-Za-z0-9_-]{20,300}{R}",
-        anchors=("k-",),
-        anchor_suffix=_SK_GATE,
-        prefilter=_SK_PREFILTER,
-        back=1,
-        ahead=310,
-        check=_token(),
     ),
-    Detector(
+    _sk_key(
         "openai-key",
         "an OpenAI API key (sk-proj-…, sk-svcacct-…, sk-admin-…, legacy sk-…T3BlbkFJ…)",
         r"{L}sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,300}"
         r"|[A-Za-z0-9_-]{8,100}T3BlbkFJ[A-Za-z0-9_-]{8,100}){R}",
-        anchors=("k-",),
-        anchor_suffix=_SK_GATE,
-        prefilter=_SK_PREFILTER,
-        back=1,
-        ahead=310,
-        check=_token(),
     ),
-    Detector(
+    _sk_key(
         "sk-api-key",
         "another provider's sk- secret key (DeepSeek, OpenRouter, Moonshot, …)",
         r"{L}sk-(?:or-v1-)?[A-Za-z0-9]{32,200}{R}",
-        anchors=("k-",),
-        anchor_suffix=_SK_GATE,
-        prefilter=_SK_PREFILTER,
-        back=1,
         ahead=210,
         check=lambda s, g: _token()(s, g) and any(c.isdigit() for c in s),
     ),

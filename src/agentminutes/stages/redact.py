@@ -24,7 +24,6 @@ the line the CLI prints on stderr.
 
 from __future__ import annotations
 
-import hashlib
 import operator
 import os
 import re
@@ -87,12 +86,14 @@ class Redactor:
         """*prefilter* says when the RE2 prefilter may load pyarrow (see
         :class:`~agentminutes.stages.prefilter.Prefilter`): it changes the speed, not
         what is redacted."""
+        import hashlib  # here, not at the top: OpenSSL loads with it (every stats run would)
         import hmac
 
         from agentminutes.stages.detectors import _assignment, secret_name
         from agentminutes.stages.prefilter import Prefilter
 
         self._hmac = hmac.new
+        self._sha256 = hashlib.sha256
         self.detectors = detectors
         self.prefilter = Prefilter(detectors.prefilter, load=prefilter)
         self._key = key
@@ -102,7 +103,7 @@ class Redactor:
 
     def marker(self, detector: str, secret: str) -> str:
         """The marker that replaces *secret*, found by *detector* (and count it)."""
-        digest = self._hmac(self._key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256)
+        digest = self._hmac(self._key, secret.encode("utf-8", "surrogatepass"), self._sha256)
         self.counts[detector] += 1
         return f"[REDACTED:{detector}:{digest.hexdigest()[:8]}]"
 

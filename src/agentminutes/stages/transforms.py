@@ -11,7 +11,6 @@ Stages available by name (``--promote``) are listed in :data:`PROMOTIONS`.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
 import msgspec
@@ -81,6 +80,8 @@ def promotions(names: Sequence[str]) -> list[Stage]:
 
 
 def _digest(data: bytes) -> str:
+    import hashlib  # here: OpenSSL loads with it, and only truncation digests
+
     return hashlib.sha256(data).hexdigest()
 
 

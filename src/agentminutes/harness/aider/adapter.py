@@ -38,6 +38,7 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.aider.vocabulary import (
     HARNESS,
     MODEL_LINE,
@@ -54,8 +55,6 @@ from agentminutes.schema import (
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
-    Meta,
     Origin,
     Provenance,
     SystemEvent,
@@ -168,27 +167,18 @@ class AiderAdapter(BaseAdapter):
                 if reply.provenance is not None and not self.options.keep_raw:
                     reply.provenance.end_line = last
             self._flush_reply(out)
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    provenance=self._prov(lines),
-                    system=SystemEvent(subtype="aider_output", text="\n".join(texts)),
-                )
-            )
+            said = SystemEvent(subtype="aider_output", text="\n".join(texts))
+            out.append(Stamp("", self._prov(lines)).system(said))
             return
         self._open_run(out)
         self._flush_reply(out)
         if kind == _USER:
             texts = [_unprefix(t) for _, t in lines]
             body = "\n".join(texts)
+            typed = [ContentBlock(kind="text", text="" if body == "<blank>" else body)]
             out.append(
-                Event(
-                    kind=EventKind.USER_MESSAGE,
-                    provenance=self._prov(lines),
-                    user_message=UserMessage(
-                        origin=Origin.HUMAN,
-                        content=[ContentBlock(kind="text", text="" if body == "<blank>" else body)],
-                    ),
+                Stamp("", self._prov(lines)).user_message(
+                    UserMessage(origin=Origin.HUMAN, content=typed)
                 )
             )
             return
@@ -204,21 +194,11 @@ class AiderAdapter(BaseAdapter):
         if thought is not None:
             # A streamed reply of a reasoning model: Aider writes the reasoning first,
             # between its own tags, then the answer.
-            out.append(
-                Event(
-                    kind=EventKind.THINKING,
-                    provenance=self._prov(lines),
-                    thinking=Thinking(text=thought.group(2).strip("\n")),
-                )
-            )
+            reasoning = Thinking(text=thought.group(2).strip("\n"))
+            out.append(Stamp("", self._prov(lines)).thinking(reasoning))
             body = body[thought.end() :].strip("\n")
-        self.reply = Event(
-            kind=EventKind.ASSISTANT_MESSAGE,
-            provenance=self._prov(lines),
-            assistant_message=AssistantMessage(
-                model=self.model, content=[ContentBlock(kind="text", text=body)]
-            ),
-        )
+        answer = AssistantMessage(model=self.model, content=[ContentBlock(kind="text", text=body)])
+        self.reply = Stamp("", self._prov(lines)).assistant_message(answer)
 
     def _flush_reply(self, out: list[Event]) -> None:
         if self.reply is not None:
@@ -242,38 +222,18 @@ class AiderAdapter(BaseAdapter):
             if not self.started and (self.lines or self.reply is not None):
                 # Input that begins mid-run (a cut file): the stream still opens first.
                 self.started = True
-                out.append(
-                    Event(
-                        kind=EventKind.SESSION_META,
-                        session_meta=Meta(harness=HARNESS, harness_version=self.effective_version),
-                    )
-                )
+                out.append(self.session_meta(None, harness_version=self.effective_version))
             return
         lineno, stamp, raw = self.run
         self.run = None
         prov = self.prov(raw, lineno)
         if not self.started:
             self.started = True
-            out.append(
-                Event(
-                    kind=EventKind.SESSION_META,
-                    provenance=prov,
-                    session_meta=Meta(harness=HARNESS, harness_version=self.effective_version),
-                )
-            )
+            out.append(self.session_meta(prov, harness_version=self.effective_version))
             return
+        ran = Raw(msgspec.json.encode({"version": self.version, "model": self.model}))
         out.append(
-            Event(
-                kind=EventKind.SYSTEM,
-                provenance=prov,
-                system=SystemEvent(
-                    subtype="run_start",
-                    text=stamp,
-                    details=Raw(
-                        msgspec.json.encode({"version": self.version, "model": self.model})
-                    ),
-                ),
-            )
+            Stamp("", prov).system(SystemEvent(subtype="run_start", text=stamp, details=ran))
         )
 
     def _prov(self, lines: list[tuple[int, str]]) -> Provenance:

@@ -37,7 +37,8 @@ from urllib.parse import unquote, urlparse
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._whole_json import JsonDocument, WholeJsonAdapter
+from agentminutes.harness._stamp import Stamp
+from agentminutes.harness._whole_json import DocumentBuilder, JsonDocument, WholeJsonAdapter
 from agentminutes.harness._whole_json import ms_time as _ms
 from agentminutes.harness.amp.vocabulary import (
     FINISHED_RUNS,
@@ -51,10 +52,8 @@ from agentminutes.schema import (
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
     Meta,
     Origin,
-    Provenance,
     SystemEvent,
     Thinking,
     TokenUsage,
@@ -207,55 +206,37 @@ class AmpAdapter(WholeJsonAdapter[_Thread]):
         return _Builder(self, doc, decoded).events()
 
 
-class _Builder:
+class _Builder(DocumentBuilder):
     """One thread's events, built from its decoded document."""
 
     def __init__(self, adapter: AmpAdapter, doc: JsonDocument, thread: _Thread) -> None:
-        self.adapter = adapter
-        self.doc = doc
+        super().__init__(adapter, doc)
         self.thread = thread
-        self.out: list[Event] = []
         self.model = ""
         self.when = ""
-        self.keep_raw = adapter.options.keep_raw
         self._unmatched: list[tuple[Raw, _LedgerEvent]] = []
         self._booked: set[str] = set()
-
-    def prov(self, span: tuple[int, int] | None, raw: bytes | None = None) -> Provenance:
-        return self.doc.provenance(span, raw, self.keep_raw)
 
     def events(self) -> list[Event]:
         t = self.thread
         messages = t.messages or []
-        spans: list[tuple[int, int] | None] = list(self.doc.element_spans(b"messages"))
-        if len(spans) != len(messages):
-            spans = [None] * len(messages)
+        spans = self.doc.record_spans(b"messages", len(messages))
         self.adapter.version = self._version()
-        head_end = self.doc.line(spans[0][0]) - 1 if spans and spans[0] else self.doc.first
-        head_prov = Provenance(line=self.doc.first, end_line=max(self.doc.first, head_end))
-        if self.keep_raw:
-            head_prov.raw = [Raw(self.doc.buf)]
-        self.out.append(
-            Event(
-                kind=EventKind.SESSION_META,
-                timestamp=_ms(t.created),
-                id=t.id or "",
-                provenance=head_prov,
-                session_meta=Meta(
-                    harness=HARNESS,
-                    harness_version=self.adapter.effective_version,
-                    session_id=t.id or "",
-                    cwd=self._cwd(),
-                    git_branch=self._branch(),
-                ),
-            )
+        meta = Meta(
+            harness=HARNESS,
+            harness_version=self.adapter.effective_version,
+            session_id=t.id or "",
+            cwd=self._cwd(),
+            git_branch=self._branch(),
         )
+        head = Stamp(_ms(t.created), self.head_prov(spans), id=t.id or "")
+        self.out.append(head.session_meta(meta))
         credits = self._ledger()
         for raw, span in zip(messages, spans, strict=True):
             try:
                 msg = _decode_message(raw)
             except _DECODE_ERRORS as exc:
-                self._reject("message", raw, span, f"malformed message: {exc}")
+                self.reject("message", raw, span, f"malformed message: {exc}")
                 continue
             if self.adapter.options.live and not self._settled(msg):
                 break  # a message still being written: shown once it settles
@@ -267,7 +248,7 @@ class _Builder:
             elif role == "info":
                 self._info(msg, raw, span)
             else:
-                self._reject(f"message/{role}", raw, span, f'unrecognized message role "{role}"')
+                self.reject(f"message/{role}", raw, span, f'unrecognized message role "{role}"')
         self._ledger_events()
         for raw in t.relationships or []:
             self._relationship(raw)
@@ -324,7 +305,7 @@ class _Builder:
             try:
                 ev = _decode_ledger_event(raw)
             except _DECODE_ERRORS as exc:
-                self._reject("usageLedger/event", raw, None, f"malformed usage ledger event: {exc}")
+                self.reject("usageLedger/event", raw, None, f"malformed usage ledger event: {exc}")
                 continue
             key = str(ev.to_message_id) if ev.to_message_id is not None else ""
             self._booked.add(key)
@@ -336,23 +317,11 @@ class _Builder:
 
     def _ledger_events(self) -> None:
         for raw, ev in self._unmatched:
-            self.out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=valid_timestamp(ev.timestamp or ""),
-                    provenance=self.prov(None, bytes(raw)),
-                    system=SystemEvent(subtype="usage_ledger", text=ev.model or "", details=raw),
-                )
-            )
+            booked = SystemEvent(subtype="usage_ledger", text=ev.model or "", details=raw)
+            stamp = Stamp(valid_timestamp(ev.timestamp or ""), self.prov(None, bytes(raw)))
+            self.out.append(stamp.system(booked))
 
     # -- messages ---------------------------------------------------------------------
-
-    def _reject(self, record_type: str, raw: bytes, span: tuple[int, int] | None, why: str) -> None:
-        first, last = self.doc.lines_of(span)
-        ev = self.adapter.unknown_or_fail(record_type, bytes(raw), first, why)
-        if ev.provenance is not None:
-            ev.provenance.end_line = last
-        self.out.append(ev)
 
     def _blocks(self, msg: _Message, raw: Raw, span: tuple[int, int] | None) -> list[_Block]:
         blocks: list[_Block] = []
@@ -378,14 +347,9 @@ class _Builder:
             else:
                 content.append(ContentBlock(kind="other", raw=item))
         if content or not msg.content:
+            said = Stamp(ts, self.prov(span, bytes(raw)), id=_id(msg))
             self.out.append(
-                Event(
-                    kind=EventKind.USER_MESSAGE,
-                    timestamp=ts,
-                    id=_id(msg),
-                    provenance=self.prov(span, bytes(raw)),
-                    user_message=UserMessage(origin=Origin.HUMAN, content=content or None),
-                )
+                said.user_message(UserMessage(origin=Origin.HUMAN, content=content or None))
             )
 
     def _result(self, b: _Block, raw: Raw, span: tuple[int, int] | None) -> None:
@@ -394,19 +358,14 @@ class _Builder:
         call_id = b.tool_use_id or ""
         failed = status in FINISHED_RUNS and status != "done"
         text = _result_text(run)
-        self.out.append(
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                provenance=self.prov(span, bytes(raw)),
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=self.adapter.tool_names.get(call_id, ""),
-                    is_error=failed,
-                    content=[ContentBlock(kind="text", text=text)] if text else None,
-                    enrichment=Raw(msgspec.json.encode({"status": status})) if status else NO_RAW,
-                ),
-            )
+        result = ToolResult(
+            tool_call_id=call_id,
+            tool_name=self.adapter.tool_names.get(call_id, ""),
+            is_error=failed,
+            content=[ContentBlock(kind="text", text=text)] if text else None,
+            enrichment=Raw(msgspec.json.encode({"status": status})) if status else NO_RAW,
         )
+        self.out.append(Stamp("", self.prov(span, bytes(raw))).tool_result(result))
 
     def _assistant(
         self, msg: _Message, raw: Raw, span: tuple[int, int] | None, credits: dict[str, float]
@@ -421,32 +380,18 @@ class _Builder:
             if b.type == "text":
                 texts.append(ContentBlock(kind="text", text=b.text or ""))
             elif b.type in ("thinking", "redacted_thinking"):
+                thought = Thinking(text=b.thinking or "", signature=b.signature or "")
                 self.out.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=ts,
-                        message_id=mid,
-                        provenance=self.prov(span, bytes(raw)),
-                        thinking=Thinking(text=b.thinking or "", signature=b.signature or ""),
-                    )
+                    Stamp(ts, self.prov(span, bytes(raw)), message_id=mid).thinking(thought)
                 )
             elif b.type == "tool_use":
                 name = b.name or ""
                 call_id = b.id or ""
                 self.adapter.name_call(call_id, name)
+                kind = TOOL_KINDS.get(name, ToolKind.OTHER)
+                call = ToolCall(tool_call_id=call_id, name=name, kind=kind, input=b.input or NO_RAW)
                 self.out.append(
-                    Event(
-                        kind=EventKind.TOOL_CALL,
-                        timestamp=ts,
-                        message_id=mid,
-                        provenance=self.prov(span, bytes(raw)),
-                        tool_call=ToolCall(
-                            tool_call_id=call_id,
-                            name=name,
-                            kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                            input=b.input or NO_RAW,
-                        ),
-                    )
+                    Stamp(ts, self.prov(span, bytes(raw)), message_id=mid).tool_call(call)
                 )
             else:
                 texts.append(ContentBlock(kind="other", raw=item))
@@ -454,21 +399,14 @@ class _Builder:
             self.model = usage.model
         state = msg.state or _State()
         stop = state.stop_reason or (state.type if state.type not in (None, "complete") else "")
-        self.out.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=ts,
-                id=mid,
-                message_id=mid,
-                provenance=self.prov(span, bytes(raw)),
-                assistant_message=AssistantMessage(
-                    model=(usage.model if usage is not None else None) or self.model,
-                    content=texts or None,
-                    stop_reason=stop or "",
-                    usage=_usage(usage, credits.get(mid)) if usage is not None else None,
-                ),
-            )
+        reply = AssistantMessage(
+            model=(usage.model if usage is not None else None) or self.model,
+            content=texts or None,
+            stop_reason=stop or "",
+            usage=_usage(usage, credits.get(mid)) if usage is not None else None,
         )
+        whole = Stamp(ts, self.prov(span, bytes(raw)), id=mid, message_id=mid)
+        self.out.append(whole.assistant_message(reply))
 
     def _info(self, msg: _Message, raw: Raw, span: tuple[int, int] | None) -> None:
         parts: list[str] = []
@@ -483,28 +421,17 @@ class _Builder:
                 if isinstance(value, dict):
                     inner = value.get("summary") or value.get("thread") or ""
                     parts.append(inner if isinstance(inner, str) else "")
-        self.out.append(
-            Event(
-                kind=EventKind.SYSTEM,
-                id=_id(msg),
-                provenance=self.prov(span, bytes(raw)),
-                system=SystemEvent(subtype="info", text="\n".join(parts), details=raw),
-            )
-        )
+        info = SystemEvent(subtype="info", text="\n".join(parts), details=raw)
+        self.out.append(Stamp("", self.prov(span, bytes(raw)), id=_id(msg)).system(info))
 
     def _relationship(self, raw: Raw) -> None:
         try:
             rel = _decode_relationship(raw)
         except _DECODE_ERRORS as exc:
-            self._reject("relationship", raw, None, f"malformed relationship: {exc}")
+            self.reject("relationship", raw, None, f"malformed relationship: {exc}")
             return
-        self.out.append(
-            Event(
-                kind=EventKind.SYSTEM,
-                provenance=self.prov(None, bytes(raw)),
-                system=SystemEvent(subtype="relationship", text=rel.thread_id or "", details=raw),
-            )
-        )
+        related = SystemEvent(subtype="relationship", text=rel.thread_id or "", details=raw)
+        self.out.append(Stamp("", self.prov(None, bytes(raw))).system(related))
 
 
 def _try_message(raw: Raw) -> _Message | None:

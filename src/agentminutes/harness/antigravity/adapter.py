@@ -75,6 +75,7 @@ from agentminutes.harness.base import (
     ParseOptions,
     SkipHook,
     first_line,
+    tool_call,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -82,12 +83,10 @@ from agentminutes.schema import (
     ContentBlock,
     Event,
     EventKind,
-    Meta,
     Origin,
     Provenance,
     SystemEvent,
     Thinking,
-    ToolCall,
     ToolKind,
     ToolResult,
     Unknown,
@@ -247,6 +246,13 @@ class AntigravityAdapter(BaseAdapter):
         self.pending: list[tuple[str, str]] = []
         #: Whole-file mode: ``(sort key, line number, line, bad)`` per non-blank line.
         self.held: list[tuple[int, int, bytes, tuple[str, bool] | None]] = []
+        #: A read that writes no verbatim JSON and keeps no record (``stats``, an
+        #: identity, usage) takes each line as it is first (see :meth:`_lean_feed`).
+        self.lean_feed = (
+            self._lean_feed
+            if not self.options.check_verbatim and not self.options.keep_raw
+            else None
+        )
 
     # -- detection ---------------------------------------------------------
 
@@ -315,6 +321,33 @@ class AntigravityAdapter(BaseAdapter):
         self.held.append((_LAST if step is None else step, lineno, line, None))
         return []
 
+    def _lean_feed(self, line: bytes, lineno: int) -> list[Event] | None:
+        """:meth:`feed` for a plain step that decodes as it is; ``None``, nothing done, for
+        any other line (the pipeline then feeds it as a full read does).
+
+        The full read first looks for what Go reads differently from the bytes
+        (a lone surrogate escape, invalid UTF-8) and feeds the line as Go reads
+        it. A step the strict decode takes as it is holds neither in a string it
+        decodes (those fail it); where else they could stand is verbatim JSON
+        (a tool's arguments, the record kept as a system event's details), which
+        this read writes nowhere. Media, read field by field, take the full read.
+        """
+        try:
+            rec = _decode_step(line)
+        except (
+            msgspec.ValidationError,
+            msgspec.DecodeError,
+            UnicodeDecodeError,
+        ):  # msgspec < 0.19 raises the last on invalid UTF-8
+            return None
+        step = rec.step_index
+        if rec.media or (step is not None and not -_INT64 <= step < _INT64):
+            return None
+        if self.options.live or self.options.presorted:
+            return self._step(rec, line, lineno)
+        self.held.append((_LAST if step is None else step, lineno, line, None))
+        return []
+
     def finish(self) -> list[Event]:
         return list(self.drain())
 
@@ -342,12 +375,7 @@ class AntigravityAdapter(BaseAdapter):
 
     def _meta(self, timestamp: str, prov: Provenance) -> Event:
         self.meta_sent = True
-        return Event(
-            kind=EventKind.SESSION_META,
-            timestamp=timestamp,
-            provenance=prov,
-            session_meta=Meta(harness=HARNESS, harness_version=self.options.harness_version),
-        )
+        return self.session_meta(prov, timestamp=timestamp)
 
     def _bad(self, line: bytes, lineno: int, reason: str, is_json: bool) -> list[Event]:
         out = []
@@ -457,12 +485,7 @@ class AntigravityAdapter(BaseAdapter):
                     timestamp=ts,
                     message_id=message_id,
                     provenance=prov,
-                    tool_call=ToolCall(
-                        tool_call_id=call_id,
-                        name=name,
-                        kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                        input=args,
-                    ),
+                    tool_call=tool_call(call_id, name, args, TOOL_KINDS),
                 )
             )
 

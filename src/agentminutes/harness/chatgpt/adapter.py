@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._export import (
-    as_bool,
-    as_str,
-    epoch_rfc3339,
-    split_export,
-)
-from agentminutes.harness.base import (
-    BOM,
-    BaseDocumentAdapter,
-    Confidence,
-    ConversationInfo,
-    DocumentSession,
-)
+from agentminutes.harness._export import ExportAdapter, as_bool, as_str, epoch_rfc3339
+from agentminutes.harness._stamp import Stamp
+from agentminutes.harness.base import BOM, Confidence, ConversationInfo, DocumentSession
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
-    Event,
-    EventKind,
     FetchInfo,
-    Meta,
     Origin,
     SystemEvent,
     Thinking,
@@ -66,9 +54,6 @@ __all__ = ("ChatGPTAdapter",)
 
 HARNESS: Final = "chatgpt"
 
-#: Builds an event of a kind for the node being parsed (timestamp, ids, provenance filled in).
-_EventFactory = Callable[..., Event]
-
 #: Tools (a message's ``recipient``, a tool message's author name) by ACP kind;
 #: matched on the name, then on its namespace before the first dot.
 TOOL_KINDS: Final[dict[str, str]] = {
@@ -98,13 +83,12 @@ def _same_tool(call: str, author: str) -> bool:
     return call.startswith(author + ".") or author.startswith(call + ".")
 
 
-class ChatGPTAdapter(BaseDocumentAdapter):
+class ChatGPTAdapter(ExportAdapter):
     """Parses ChatGPT data exports (``conversations.json``, the export ZIP, per-conversation JSON)."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = ""
-    containers: ClassVar[frozenset[str]] = frozenset({"json", "zip"})
-    zip_member: ClassVar[str] = "conversations.json"
+    export_name: ClassVar[str] = "ChatGPT export"
 
     # -- detection ---------------------------------------------------------
 
@@ -119,16 +103,9 @@ class ChatGPTAdapter(BaseDocumentAdapter):
 
     # -- the document --------------------------------------------------------
 
-    def _conversations(self, doc: Document) -> list[Raw]:
-        return split_export(self, doc.payload(), "ChatGPT export")
-
     def conversations(self, doc: Document) -> list[ConversationInfo]:
         listed = []
-        for i, raw in enumerate(self._conversations(doc), 1):
-            try:
-                head = _decode_head(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise self.error(f"conversation #{i} is malformed: {exc}", 0) from None
+        for i, head in self.exported(doc, _decode_head):
             mapping = head.mapping or {}
             messages = 0
             for node_id in _active_path(mapping, head.current_node):
@@ -148,11 +125,7 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         return listed
 
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
-        for i, raw in enumerate(self._conversations(doc), 1):
-            try:
-                conv = _decode_conversation(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise self.error(f"conversation #{i} is malformed: {exc}", 0) from None
+        for i, conv in self.exported(doc, _decode_conversation):
             conv_id = conv.conversation_id or conv.id or f"#{i}"
             if only is not None and conv_id != only:
                 continue
@@ -181,25 +154,16 @@ class ChatGPTAdapter(BaseDocumentAdapter):
             n, raw, node = nodes[key]
             self._node(state, key, n, raw, node)
         state.flush_thinking()
-        events = state.events
-        meta = Event(
-            kind=EventKind.SESSION_META,
-            timestamp=epoch_rfc3339(conv.create_time),
-            provenance=events[0].provenance if events else None,
-            session_meta=Meta(
-                harness=HARNESS,
-                harness_version=self.options.harness_version,
-                session_id=conv_id,
-            ),
-        )
+        created = epoch_rfc3339(conv.create_time)
+        events = self.with_session_meta(state.events, conv_id, created)
         info = ConversationInfo(
             id=conv_id,
             title=conv.title or "",
-            created=meta.timestamp,
+            created=created,
             updated=epoch_rfc3339(conv.update_time),
             messages=state.messages,
         )
-        return DocumentSession(conversation=info, events=[meta, *events], skipped=skipped)
+        return DocumentSession(conversation=info, events=events, skipped=skipped)
 
     def _node(self, state: _State, key: str, n: int, raw: Raw, node: _Node) -> None:
         msg = node.message
@@ -211,21 +175,16 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         ctype = as_str(content.content_type)
         meta: _Metadata = _struct(_decode_metadata, msg.metadata, _EMPTY_METADATA)
         ts = epoch_rfc3339(msg.create_time)
-        msg_id = msg.id or key
-        parent = node.parent or ""
         prov = self.record_prov(raw, n)
+        said = Stamp(ts, prov, id=msg.id or key, parent_id=node.parent or "")
 
-        def event(kind: str, **payload: Any) -> Event:
-            return Event(
-                kind=kind, timestamp=ts, id=msg_id, parent_id=parent, provenance=prov, **payload
-            )
-
-        if role == "user":
+        if role in ("user", "system"):  # their content, or a counted skip when it has none
             blocks = _blocks(ctype, content, msg.content)
             if not blocks:
-                self.skip("empty/user", n)
+                self.skip(f"empty/{role}", n)
                 return
             state.flush_thinking()
+        if role == "user":
             state.calls.clear()
             state.messages += 1
             harness = (
@@ -234,31 +193,15 @@ class ChatGPTAdapter(BaseDocumentAdapter):
                 or as_bool(meta.is_user_system_message)
             )
             origin = Origin.HARNESS if harness else Origin.HUMAN
-            state.events.append(
-                event(
-                    EventKind.USER_MESSAGE, user_message=UserMessage(origin=origin, content=blocks)
-                )
-            )
+            state.events.append(said.user_message(UserMessage(origin=origin, content=blocks)))
         elif role == "system":
-            blocks = _blocks(ctype, content, msg.content)
-            if not blocks:
-                self.skip("empty/system", n)
-                return
-            state.flush_thinking()
-            state.events.append(
-                event(
-                    EventKind.SYSTEM,
-                    system=SystemEvent(
-                        subtype=f"system/{ctype or 'unknown'}",
-                        text=_text(blocks),
-                        details=msg.content,
-                    ),
-                )
-            )
+            subtype = f"system/{ctype or 'unknown'}"
+            system = SystemEvent(subtype=subtype, text=_text(blocks), details=msg.content)
+            state.events.append(said.system(system))
         elif role == "assistant":
-            self._assistant(state, msg, ctype, content, meta, n, event)
+            self._assistant(state, msg, ctype, content, meta, n, said)
         elif role == "tool":
-            self._tool(state, msg, ctype, content, meta, n, event)
+            self._tool(state, msg, ctype, content, meta, n, said)
         else:
             state.flush_thinking()
             state.events.append(
@@ -273,7 +216,7 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         content: _Content,
         meta: _Metadata,
         n: int,
-        event: _EventFactory,
+        said: Stamp,
     ) -> None:
         if ctype == "reasoning_recap":
             self.skip("reasoning_recap", n)
@@ -284,7 +227,7 @@ class ChatGPTAdapter(BaseDocumentAdapter):
                 self.skip("empty/thoughts", n)
                 return
             for text in thoughts:
-                state.thinking.append(event(EventKind.THINKING, thinking=Thinking(text=text)))
+                state.thinking.append(said.thinking(Thinking(text=text)))
             return
         msg_id = msg.id or ""
         model = as_str(meta.model_slug)
@@ -293,18 +236,10 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         if recipient != "all":
             state.take_thinking(msg_id)
             state.calls.append(_Call(msg_id, recipient))
-            state.events.append(
-                event(
-                    EventKind.TOOL_CALL,
-                    message_id=msg_id,
-                    tool_call=ToolCall(
-                        tool_call_id=msg_id,
-                        name=recipient,
-                        kind=_tool_kind(recipient),
-                        input=msg.content,
-                    ),
-                )
+            call = ToolCall(
+                tool_call_id=msg_id, name=recipient, kind=_tool_kind(recipient), input=msg.content
             )
+            state.events.append(replace(said, message_id=msg_id).tool_call(call))
             blocks = None
         else:
             blocks = _blocks(ctype, content, msg.content)
@@ -313,15 +248,8 @@ class ChatGPTAdapter(BaseDocumentAdapter):
                 return
             state.take_thinking(msg_id)
         state.messages += 1
-        state.events.append(
-            event(
-                EventKind.ASSISTANT_MESSAGE,
-                message_id=msg_id,
-                assistant_message=AssistantMessage(
-                    model=model, content=blocks or None, stop_reason=stop
-                ),
-            )
-        )
+        reply = AssistantMessage(model=model, content=blocks or None, stop_reason=stop)
+        state.events.append(replace(said, message_id=msg_id).assistant_message(reply))
 
     def _tool(
         self,
@@ -331,7 +259,7 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         content: _Content,
         meta: _Metadata,
         n: int,
-        event: _EventFactory,
+        said: Stamp,
     ) -> None:
         state.flush_thinking()
         author = (msg.author.name if msg.author else None) or ""
@@ -352,16 +280,12 @@ class ChatGPTAdapter(BaseDocumentAdapter):
         )
         url = as_str(content.url)
         state.messages += 1
-        state.events.append(
-            event(
-                EventKind.TOOL_RESULT,
-                tool_result=ToolResult(
-                    tool_call_id=call.id if call else "",
-                    tool_name=author or (call.name if call else ""),
-                    is_error=is_error,
-                    content=_blocks(ctype, content, msg.content) or None,
-                    fetch=FetchInfo(url=url) if url else None,
-                    enrichment=msg.metadata if len(msg.metadata) > 2 else NO_RAW,
-                ),
-            )
+        result = ToolResult(
+            tool_call_id=call.id if call else "",
+            tool_name=author or (call.name if call else ""),
+            is_error=is_error,
+            content=_blocks(ctype, content, msg.content) or None,
+            fetch=FetchInfo(url=url) if url else None,
+            enrichment=msg.metadata if len(msg.metadata) > 2 else NO_RAW,
         )
+        state.events.append(said.tool_result(result))

@@ -32,26 +32,20 @@ token usage: totals are omitted.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._export import as_str, decode_object, split_export
-from agentminutes.harness.base import (
-    BOM,
-    BaseDocumentAdapter,
-    Confidence,
-    ConversationInfo,
-    DocumentSession,
-)
+from agentminutes.harness._export import ExportAdapter, as_str, decode_object
+from agentminutes.harness._stamp import Stamp
+from agentminutes.harness.base import BOM, Confidence, ConversationInfo, DocumentSession
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
-    Meta,
     Origin,
     Thinking,
     ToolCall,
@@ -161,13 +155,12 @@ def _tool_kind(name: str) -> str:
     return TOOL_KINDS.get(name.rsplit(":", 1)[-1], ToolKind.OTHER)
 
 
-class ClaudeAIAdapter(BaseDocumentAdapter):
+class ClaudeAIAdapter(ExportAdapter):
     """Parses claude.ai privacy exports (the ZIP, or its ``conversations.json``)."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = ""
-    containers: ClassVar[frozenset[str]] = frozenset({"json", "zip"})
-    zip_member: ClassVar[str] = "conversations.json"
+    export_name: ClassVar[str] = "claude.ai export"
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -178,16 +171,9 @@ class ClaudeAIAdapter(BaseDocumentAdapter):
             return Confidence.CERTAIN
         return Confidence.POSSIBLE
 
-    def _conversations(self, doc: Document) -> list[Raw]:
-        return split_export(self, doc.payload(), "claude.ai export")
-
     def conversations(self, doc: Document) -> list[ConversationInfo]:
         listed = []
-        for i, raw in enumerate(self._conversations(doc), 1):
-            try:
-                head = _decode_head(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise self.error(f"conversation #{i} is malformed: {exc}", 0) from None
+        for i, head in self.exported(doc, _decode_head):
             links = head.chat_messages or []
             path = _active_path(
                 [(m.uuid or "", m.parent_message_uuid) for m in links],
@@ -205,11 +191,7 @@ class ClaudeAIAdapter(BaseDocumentAdapter):
         return listed
 
     def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
-        for i, raw in enumerate(self._conversations(doc), 1):
-            try:
-                conv = _decode_conversation(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise self.error(f"conversation #{i} is malformed: {exc}", 0) from None
+        for i, conv in self.exported(doc, _decode_conversation):
             conv_id = conv.uuid or f"#{i}"
             if only is not None and conv_id != only:
                 continue
@@ -236,18 +218,8 @@ class ClaudeAIAdapter(BaseDocumentAdapter):
         for key in path:
             n, raw, msg = by_id[key]
             self._message(state, n, raw, msg)
-        events = state.events
         created = valid_timestamp(conv.created_at)
-        meta = Event(
-            kind=EventKind.SESSION_META,
-            timestamp=created,
-            provenance=events[0].provenance if events else None,
-            session_meta=Meta(
-                harness=HARNESS,
-                harness_version=self.options.harness_version,
-                session_id=conv_id,
-            ),
-        )
+        events = self.with_session_meta(state.events, conv_id, created)
         info = ConversationInfo(
             id=conv_id,
             title=conv.name or "",
@@ -255,7 +227,7 @@ class ClaudeAIAdapter(BaseDocumentAdapter):
             updated=valid_timestamp(conv.updated_at),
             messages=len(path),
         )
-        return DocumentSession(conversation=info, events=[meta, *events], skipped=skipped)
+        return DocumentSession(conversation=info, events=events, skipped=skipped)
 
     # -- one chat message ------------------------------------------------------
 
@@ -305,24 +277,17 @@ class _Turn:
         self.state = state
         self.msg = msg
         self.uuid = msg.uuid or f"#{n}"
-        self.parent = msg.parent_message_uuid or ""
         self.ts = valid_timestamp(msg.created_at)
-        self.prov = adapter.record_prov(raw, n)
+        parent = msg.parent_message_uuid or ""
+        self.said = Stamp(self.ts, adapter.record_prov(raw, n), id=self.uuid, parent_id=parent)
         self.segment = 0
         self.text: list[ContentBlock] = []
         self.opened = False
         self.segment_ts = ""
 
-    def _event(self, kind: str, ts: str = "", message_id: str = "", **payload: Any) -> Event:
-        return Event(
-            kind=kind,
-            timestamp=ts or self.ts,
-            id=self.uuid,
-            parent_id=self.parent,
-            message_id=message_id,
-            provenance=self.prov,
-            **payload,
-        )
+    def _at(self, ts: str, message_id: str = "") -> Stamp:
+        """The chat message's stamp for an event at *ts* (its own time if none) of *message_id*."""
+        return replace(self.said, timestamp=ts or self.ts, message_id=message_id)
 
     def human(self, blocks: list[tuple[Raw, _Block]]) -> None:
         content: list[ContentBlock] = []
@@ -343,12 +308,8 @@ class _Turn:
             kind = "image" if as_str(decode_object(f).get("file_kind")) == "image" else "document"
             content.append(ContentBlock(kind=kind, raw=f))
         if content:
-            self.state.events.append(
-                self._event(
-                    EventKind.USER_MESSAGE,
-                    user_message=UserMessage(origin=Origin.HUMAN, content=content),
-                )
-            )
+            message = UserMessage(origin=Origin.HUMAN, content=content)
+            self.state.events.append(self.said.user_message(message))
 
     # -- assistant ---------------------------------------------------------------
 
@@ -365,18 +326,13 @@ class _Turn:
         """End the current API message: its ``assistant_message``, if it had anything."""
         if not self.opened:
             return
-        self.state.events.append(
-            self._event(
-                EventKind.ASSISTANT_MESSAGE,
-                ts=self.ts if self.segment == 0 else self.segment_ts,
-                message_id=self.message_id,
-                assistant_message=AssistantMessage(
-                    model=self.state.model,
-                    content=self.text or None,
-                    stop_reason=self.msg.stop_reason or "",
-                ),
-            )
+        reply = AssistantMessage(
+            model=self.state.model,
+            content=self.text or None,
+            stop_reason=self.msg.stop_reason or "",
         )
+        ts = self.ts if self.segment == 0 else self.segment_ts
+        self.state.events.append(self._at(ts, self.message_id).assistant_message(reply))
         self.text = []
         self.opened = False
         self.segment += 1
@@ -397,14 +353,8 @@ class _Turn:
                 if b.text:
                     self.text.append(ContentBlock(kind="text", text=b.text))
             elif btype in ("thinking", "redacted_thinking"):
-                self.state.events.append(
-                    self._event(
-                        EventKind.THINKING,
-                        ts=ts,
-                        message_id=self.message_id,
-                        thinking=Thinking(text=b.thinking or _summaries(b.summaries)),
-                    )
-                )
+                thought = Thinking(text=b.thinking or _summaries(b.summaries))
+                self.state.events.append(self._at(ts, self.message_id).thinking(thought))
             elif btype == "tool_use":
                 self._call(b, ts, i)
             else:
@@ -416,16 +366,8 @@ class _Turn:
         name = b.name or ""
         call_id = b.id or f"{self.uuid}#{index}"
         self.state.open_calls.append((call_id, name))
-        self.state.events.append(
-            self._event(
-                EventKind.TOOL_CALL,
-                ts=ts,
-                message_id=self.message_id,
-                tool_call=ToolCall(
-                    tool_call_id=call_id, name=name, kind=_tool_kind(name), input=b.input
-                ),
-            )
-        )
+        call = ToolCall(tool_call_id=call_id, name=name, kind=_tool_kind(name), input=b.input)
+        self.state.events.append(self._at(ts, self.message_id).tool_call(call))
 
     def _result(self, raw: Raw, b: _Block) -> None:
         calls = self.state.open_calls
@@ -440,18 +382,13 @@ class _Turn:
             calls.remove(match)
             name = name or match[1]
         ts = valid_timestamp(b.start_timestamp) or valid_timestamp(b.stop_timestamp)
-        self.state.events.append(
-            self._event(
-                EventKind.TOOL_RESULT,
-                ts=ts,
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=name,
-                    is_error=bool(b.is_error),
-                    content=_result_blocks(b.content) or None,
-                ),
-            )
+        result = ToolResult(
+            tool_call_id=call_id,
+            tool_name=name,
+            is_error=bool(b.is_error),
+            content=_result_blocks(b.content) or None,
         )
+        self.state.events.append(self._at(ts).tool_result(result))
 
 
 def _summaries(raw: list[Raw] | None) -> str:

@@ -34,6 +34,8 @@ from agentminutes.harness.claude_code.records import (
     _Block,
     _decode_attachment,
     _decode_fast_record,
+    _decode_kind,
+    _decode_lean_record,
     _decode_message,
     _decode_record,
     _decode_str,
@@ -82,6 +84,18 @@ _ASSISTANT_KINDS: Final = frozenset({"text", "thinking", "tool_use"})
 #: The event kinds a user record gives: a projected read that wants none of them
 #: (``ParseOptions.kinds``) does not look into user records' content.
 _FROM_USER: Final = frozenset({EventKind.USER_MESSAGE, EventKind.TOOL_RESULT})
+#: What a lean read may want: a projected read of none but these decodes each record
+#: with the lean decoder (records.py) and builds no event of the other kinds.
+_LEAN_KINDS: Final = frozenset(
+    {EventKind.SESSION_META, EventKind.ASSISTANT_MESSAGE, EventKind.UNKNOWN}
+)
+#: The record types a lean read passes over on their type alone once the session is
+#: open (its ``session_meta`` out, its version known): none of them gives a wanted
+#: event or state one depends on (an assistant message's fold, ids and model come
+#: from assistant records only). Counted as ``<type>/unread`` skips; the documented
+#: skips keep their own names.
+_UNREAD_TYPES: Final = (CONVERSATION_TYPES | LOOSE_TOOL_TYPES | REQUEST_TYPES) - {"assistant"}
+_QUIET_OR_SKIPPED: Final = SKIP_TYPES | QUIET_TYPES
 
 
 class _Fold:
@@ -127,9 +141,37 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "2.1.332"  # the newest release checked (the lab, fixtures/lab)
+    _config_attrs: ClassVar[frozenset[str]] = BaseAdapter._config_attrs | {
+        "lean",
+        "want_user",
+        "want_tools",
+        "want_thinking",
+        "want_system",
+        "lean_feed",
+    }
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)
+        # What a projected read (ParseOptions.kinds) wants built: the events of other
+        # kinds are not built, and the state only they depend on (tool names, the
+        # calls a re-recorded branch repeats) not kept; every record is still
+        # decoded as a full read decodes it, so what is malformed is still reported.
+        wanted = self.projected
+        self.want_user = wanted is None or not wanted.isdisjoint(_FROM_USER)
+        self.want_tools = wanted is None or not wanted.isdisjoint(
+            {EventKind.TOOL_CALL, EventKind.TOOL_RESULT}
+        )
+        self.want_thinking = wanted is None or EventKind.THINKING in wanted
+        self.want_system = wanted is None or EventKind.SYSTEM in wanted
+        #: Wanting only requests' events: records are read with the lean decoder first.
+        self.lean = wanted is not None and wanted <= _LEAN_KINDS
+        #: A lean read that keeps no record (``keep_raw``) and writes no verbatim JSON
+        #: (``check_verbatim``) is fed each line as it is, first (see feed_lines).
+        self.lean_feed = (
+            self._lean_feed
+            if self.lean and not self.options.keep_raw and not self.options.check_verbatim
+            else None
+        )
         self.meta_sent = False
         self.fold: _Fold | None = None
         # Re-recorded copies: Claude Code re-appends earlier rows with their
@@ -195,15 +237,51 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     def feed(self, line: bytes, lineno: int) -> list[Event]:
         try:
-            # One pass for the common record; whatever that decoder refuses is
-            # read step by step, as the reference reads it (see records.py).
-            rec: _Record = _decode_fast_record(line)
-        except (msgspec.ValidationError, msgspec.DecodeError):
+            # One pass for the common record (a lean read's own, when it is one);
+            # whatever that decoder refuses is read step by step, as the reference
+            # reads it (see records.py).
+            rec: _Record = _decode_lean_record(line) if self.lean else _decode_fast_record(line)
+        except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
             try:
                 rec = _decode_record(line)
             except (msgspec.ValidationError, msgspec.DecodeError) as exc:
                 event = self.undecodable(exc, line, lineno)
                 return [event] if self.meta_sent else self.hold(event)
+        return self._record(rec, line, lineno)
+
+    def _lean_feed(self, line: bytes, lineno: int) -> list[Event] | None:
+        """:meth:`feed` for a line the lean decoder reads as it is; ``None``, nothing
+        done, for any other (the pipeline then feeds it as a full read does).
+
+        Once the session is open, a record is first decoded for its type alone:
+        one that is not an assistant's (nor of a type no rule knows) is passed
+        over, its other fields unchecked (see ``_UNREAD_TYPES``). Most of a
+        transcript's bytes are user records (tool results). A line with the token
+        ``"assistant"`` near its start (an assistant record's role) goes to the lean
+        decoder at once: only a hint, which decoder goes first, never what is read.
+        """
+        if self.meta_sent and self.version and line.find(b'"assistant"', 0, 800) < 0:
+            try:
+                kind = _decode_kind(line).type or ""
+            except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
+                return None
+            if kind in _UNREAD_TYPES:
+                self.skip(f"{kind}/unread", lineno)
+                return []
+            if kind in _QUIET_OR_SKIPPED:
+                self.skip(kind, lineno)
+                return []
+        try:
+            rec = _decode_lean_record(line)
+        except (
+            msgspec.ValidationError,
+            msgspec.DecodeError,
+            UnicodeDecodeError,
+        ):  # msgspec < 0.19 on invalid UTF-8
+            return None
+        return self._record(rec, line, lineno)
+
+    def _record(self, rec: _Record, line: bytes, lineno: int) -> list[Event]:
         kind = rec.type or ""
         if kind in SKIP_TYPES or kind in QUIET_TYPES:
             self.skip(kind, lineno)
@@ -225,7 +303,7 @@ class ClaudeCodeAdapter(BaseAdapter):
             self.meta_sent = True
             out.extend(self.opening(self._meta(rec, line, lineno)))
         if kind == "user":
-            if self.projected is None or not self.projected.isdisjoint(_FROM_USER):
+            if self.want_user:
                 self._user(rec, line, lineno, out)
             else:
                 # A projected read that wants neither (usage): the record's identity,
@@ -234,19 +312,23 @@ class ClaudeCodeAdapter(BaseAdapter):
                 self.human_turn = False
         elif kind == "assistant":
             self._assistant(rec, line, lineno, out)
-        elif kind == "system":
-            out.append(self._system(rec, line, lineno))
         elif kind == "attachment":
-            out.append(self._attachment(rec, line, lineno))
+            attached = self._attachment(rec, line, lineno)
+            if attached is not None:
+                out.append(attached)
+        elif kind == "system":
+            if self.want_system:
+                out.append(self._system(rec, line, lineno))
         elif kind == "cost-state":
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    provenance=self.prov(line, lineno),
-                    system=SystemEvent(subtype="cost-state", details=Raw(line)),
+            if self.want_system:
+                out.append(
+                    Event(
+                        kind=EventKind.SYSTEM,
+                        provenance=self.prov(line, lineno),
+                        system=SystemEvent(subtype="cost-state", details=Raw(line)),
+                    )
                 )
-            )
-        else:
+        elif self.want_tools:
             out.append(self._loose_tool(rec, line, lineno))
         return out
 
@@ -260,6 +342,8 @@ class ClaudeCodeAdapter(BaseAdapter):
         address = request.shapeHash if kind == "api-request-shape" else request.hash
         if address and not self.seen_rows.add(_row_digest(address, kind, "")):
             self.skip(f"{kind}/duplicate", lineno)
+            return []
+        if not self.want_system:
             return []
         event = Event(
             kind=EventKind.SYSTEM,
@@ -422,17 +506,16 @@ class ClaudeCodeAdapter(BaseAdapter):
         except _Rejected as r:
             out.append(r.event)
             return
-        ts = valid_timestamp(rec.timestamp)
-        uuid = rec.uuid or ""
-        parent = rec.parent_uuid or ""
         if rec.is_api_error_message:
+            if not self.want_system:
+                return
             text = blocks if isinstance(blocks, str) else _plain_text(blocks)
             out.append(
                 Event(
                     kind=EventKind.SYSTEM,
-                    timestamp=ts,
-                    id=uuid,
-                    parent_id=parent,
+                    timestamp=valid_timestamp(rec.timestamp),
+                    id=rec.uuid or "",
+                    parent_id=rec.parent_uuid or "",
                     provenance=self.prov(line, lineno),
                     system=SystemEvent(
                         subtype="api_error", level="error", text=text, details=Raw(line)
@@ -467,6 +550,12 @@ class ClaudeCodeAdapter(BaseAdapter):
         if isinstance(blocks, str):
             fold.text.append(ContentBlock(kind="text", text=blocks))
             return
+        if self.lean:
+            ts = uuid = parent = ""  # no event but the fold's and unknowns is built
+        else:
+            ts = valid_timestamp(rec.timestamp)
+            uuid = rec.uuid or ""
+            parent = rec.parent_uuid or ""
         for b, raw in blocks:
             if b is None:
                 out.append(
@@ -479,6 +568,8 @@ class ClaudeCodeAdapter(BaseAdapter):
             if btype == "text":
                 fold.text.append(ContentBlock(kind="text", text=b.text or ""))
             elif btype == "thinking":
+                if not self.want_thinking:
+                    continue
                 out.append(
                     Event(
                         kind=EventKind.THINKING,
@@ -491,6 +582,8 @@ class ClaudeCodeAdapter(BaseAdapter):
                     )
                 )
             elif btype == "tool_use":
+                if not self.want_tools:
+                    continue
                 call_id = b.id or ""
                 name = b.name or ""
                 self.name_call(call_id, name)
@@ -511,6 +604,8 @@ class ClaudeCodeAdapter(BaseAdapter):
                     )
                 )
             elif btype == "fallback":
+                if not self.want_system:
+                    continue
                 out.append(
                     Event(
                         kind=EventKind.SYSTEM,
@@ -547,7 +642,7 @@ class ClaudeCodeAdapter(BaseAdapter):
         still emitted, so nothing new is lost.
         """
         emitted = len(out)
-        for b, _ in blocks if not isinstance(blocks, str) else ():
+        for b, _ in blocks if not isinstance(blocks, str) and self.want_tools else ():
             if b is None or b.type != "tool_use":
                 continue
             call_id = b.id or ""
@@ -644,7 +739,7 @@ class ClaudeCodeAdapter(BaseAdapter):
 
     def _system(self, rec: _Record, line: bytes, lineno: int) -> Event:
         text = ""
-        if rec.content:
+        if rec.content and self.options.system_text:
             try:
                 text = _decode_str(rec.content)
             except (msgspec.DecodeError, msgspec.ValidationError):
@@ -660,7 +755,7 @@ class ClaudeCodeAdapter(BaseAdapter):
             ),
         )
 
-    def _attachment(self, rec: _Record, line: bytes, lineno: int) -> Event:
+    def _attachment(self, rec: _Record, line: bytes, lineno: int) -> Event | None:
         if not rec.attachment:
             return self.unknown_or_fail(
                 "attachment", line, lineno, "attachment record has no attachment"
@@ -669,7 +764,9 @@ class ClaudeCodeAdapter(BaseAdapter):
             att = _decode_attachment(rec.attachment)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return self.unknown_or_fail("attachment", line, lineno, f"malformed attachment: {exc}")
-        text = self._attachment_text(rec, att)
+        if not self.want_system:
+            return None
+        text = self._attachment_text(rec, att) if self.options.system_text else ""
         return Event(
             kind=EventKind.SYSTEM,
             timestamp=valid_timestamp(rec.timestamp),

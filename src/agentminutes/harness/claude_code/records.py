@@ -7,9 +7,8 @@ from typing import Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.schema import (
-    NO_RAW,
-)
+from agentminutes.harness._anthropic_wire import Block
+from agentminutes.schema import NO_RAW
 
 
 class _Rendered(msgspec.Struct):
@@ -62,18 +61,8 @@ class _Message(msgspec.Struct):
 
 _EMPTY_MESSAGE: Final = _Message()
 
-
-class _Block(msgspec.Struct):
-    type: str | None = None
-    text: str | None = None
-    thinking: str | None = None
-    signature: str | None = None
-    id: str | None = None
-    name: str | None = None
-    input: Raw = NO_RAW
-    tool_use_id: str | None = None
-    is_error: bool | None = None
-    content: Raw = NO_RAW
+#: A message's content block (the API's shape: :mod:`agentminutes.harness._anthropic_wire`).
+_Block = Block
 
 
 class _File(msgspec.Struct):
@@ -147,3 +136,41 @@ class _FastRecord(_Record):
 
 
 _decode_fast_record = msgspec.json.Decoder(_FastRecord).decode
+
+
+# -- the lean decode ----------------------------------------------------------------------
+#
+# A projected read (``ParseOptions.kinds``) that wants no user messages, tool calls,
+# tool results, thinking or system events reads a record's envelope, and of its
+# message the id, model, stop reason, usage and content blocks as the step-by-step
+# decoders give them (a tool result's own content stays raw: nobody reads it). A
+# record this decoder refuses takes the one-pass, then the step-by-step path.
+
+
+class _LeanMessage(_FastMessage):
+    """A message whose blocks are decoded as :data:`_decode_block` decodes each one."""
+
+    content: str | list[_Block | None] | msgspec.UnsetType | None = msgspec.UNSET  # type: ignore[assignment]
+
+
+class _LeanRecord(_Record):
+    """A record with its message decoded leanly with it (absent: ``UNSET``)."""
+
+    message: _LeanMessage | msgspec.UnsetType | None = msgspec.UNSET  # type: ignore[assignment]
+
+
+_decode_lean_record = msgspec.json.Decoder(_LeanRecord).decode
+
+
+class _Kind(msgspec.Struct):
+    """A record's type alone: a lean read's first look at a record it may pass over.
+
+    Decoded, not searched for in the bytes: a type spelled with escapes is read
+    as the adapter reads it, and a line that is no JSON fails here as it fails
+    every decoder (msgspec passes over the other fields without building them).
+    """
+
+    type: str | None = None
+
+
+_decode_kind = msgspec.json.Decoder(_Kind).decode

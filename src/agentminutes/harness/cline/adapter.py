@@ -67,20 +67,22 @@ from typing import TYPE_CHECKING, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._anthropic_wire import Block
 from agentminutes.harness._shown import unseen
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import (
     BaseDocumentAdapter,
     Confidence,
     ConversationInfo,
     DocumentSession,
     document_path,
+    listed_title,
 )
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
     Meta,
     Origin,
     Provenance,
@@ -191,20 +193,6 @@ _UI_ONLY: Final = frozenset(
 )
 
 
-class _Block(msgspec.Struct):
-    type: str | None = None
-    text: str | None = None
-    thinking: str | None = None
-    signature: str | None = None
-    id: str | None = None
-    name: str | None = None
-    input: Raw = NO_RAW
-    tool_use_id: str | None = None
-    content: Raw = NO_RAW
-    is_error: bool | None = None
-    source: Raw = NO_RAW
-
-
 class _ModelInfo(msgspec.Struct, rename="camel"):
     model_id: str | None = None
     provider_id: str | None = None
@@ -261,7 +249,7 @@ _decode_list = msgspec.json.Decoder(list[Raw]).decode
 _decode_api = msgspec.json.Decoder(_ApiMessage).decode
 _decode_ui = msgspec.json.Decoder(_UiMessage).decode
 _decode_blocks = msgspec.json.Decoder(str | list[Raw]).decode
-_decode_block = msgspec.json.Decoder(_Block).decode
+_decode_block = msgspec.json.Decoder(Block).decode
 _decode_request = msgspec.json.Decoder(_Request).decode
 _decode_metadata = msgspec.json.Decoder(_Metadata).decode
 _decode_fields = msgspec.json.Decoder(dict[str, Raw]).decode
@@ -308,6 +296,12 @@ class ClineAdapter(BaseDocumentAdapter):
         return Confidence.CERTAIN if API in names or UI in names else Confidence.NO_MATCH
 
     @classmethod
+    def folder_transcript(cls, folder: str, names: frozenset[str]) -> str | None:
+        if cls.sniff_folder(names) < Confidence.CERTAIN:
+            return None
+        return os.path.join(folder, UI if UI in names else API)
+
+    @classmethod
     def folder_of(cls, path: str, head: bytes) -> tuple[str, str] | None:
         if os.path.basename(path) in MEMBERS:
             return os.path.dirname(path), ""
@@ -352,7 +346,7 @@ class ClineAdapter(BaseDocumentAdapter):
             except _DECODE_ERRORS:
                 continue
             if m.say == "text" and m.text:
-                title = " ".join(m.text.split())[:80]
+                title = listed_title(m.text)
                 break
         return [
             ConversationInfo(
@@ -447,21 +441,9 @@ class _Builder:
         self, name: str, call_id: str, raw_input: Raw, mid: str, ts: str, prov: Provenance
     ) -> None:
         self.pending.append((call_id, name))
-        self.events.append(
-            Event(
-                kind=EventKind.TOOL_CALL,
-                timestamp=ts,
-                id=call_id,
-                message_id=mid,
-                provenance=prov,
-                tool_call=ToolCall(
-                    tool_call_id=call_id,
-                    name=name,
-                    kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                    input=raw_input,
-                ),
-            )
-        )
+        kind = TOOL_KINDS.get(name, ToolKind.OTHER)
+        call = ToolCall(tool_call_id=call_id, name=name, kind=kind, input=raw_input)
+        self.events.append(Stamp(ts, prov, id=call_id, message_id=mid).tool_call(call))
 
     def _result(
         self,
@@ -472,17 +454,10 @@ class _Builder:
         ts: str,
         prov: Provenance,
     ) -> None:
-        self.events.append(
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                timestamp=ts,
-                id=call_id,
-                provenance=prov,
-                tool_result=ToolResult(
-                    tool_call_id=call_id, tool_name=name, is_error=failed, content=content or None
-                ),
-            )
+        result = ToolResult(
+            tool_call_id=call_id, tool_name=name, is_error=failed, content=content or None
         )
+        self.events.append(Stamp(ts, prov, id=call_id).tool_result(result))
 
     def _take_call(self, name: str) -> tuple[str, str]:
         """The oldest unanswered call (of *name*, if one is waiting), removed from the queue."""
@@ -516,32 +491,21 @@ class _Builder:
             _int(self.task)
         )
         meta = Meta(harness=HARNESS, harness_version=version, session_id=self.task)
-        head = Event(
-            kind=EventKind.SESSION_META,
-            timestamp=first_ts,
-            id=self.task,
-            provenance=Provenance(line=1, end_line=1),
-            session_meta=meta,
+        self.events.append(
+            Stamp(first_ts, Provenance(line=1, end_line=1), id=self.task).session_meta(meta)
         )
-        self.events.append(head)
         missing = [
             name for name, there in ((API, api), (UI, ui), (METADATA, meta_raw)) if not there
         ]
         if missing:
             # Say what the folder lacks: without the API history, the prompts as sent
             # and most tool outputs are not there; without the UI, times and costs.
-            self.events.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=first_ts,
-                    provenance=Provenance(line=1, end_line=1),
-                    system=SystemEvent(
-                        subtype="task_folder/missing",
-                        level="warning",
-                        text="missing: " + ", ".join(missing),
-                    ),
-                )
+            lacks = SystemEvent(
+                subtype="task_folder/missing",
+                level="warning",
+                text="missing: " + ", ".join(missing),
             )
+            self.events.append(Stamp(first_ts, Provenance(line=1, end_line=1)).system(lacks))
         if api:
             self._api(api, ui, uis)
         else:
@@ -608,7 +572,7 @@ class _Builder:
             else:
                 self.adapter.skip(f"ui/{m.type}/{kind}", n)
 
-    def _blocks(self, msg: _ApiMessage, raw: Raw, n: int) -> list[tuple[_Block, Raw]]:
+    def _blocks(self, msg: _ApiMessage, raw: Raw, n: int) -> list[tuple[Block, Raw]]:
         if not msg.content:
             return []
         try:
@@ -616,7 +580,7 @@ class _Builder:
         except _DECODE_ERRORS as exc:
             raise self.adapter.error(f"malformed message content: {exc}", n) from None
         if isinstance(value, str):
-            return [(_Block(type="text", text=value), msg.content)]
+            return [(Block(type="text", text=value), msg.content)]
         out = []
         for b in value:
             try:
@@ -678,14 +642,8 @@ class _Builder:
                 injected.append(ContentBlock(kind="other", raw=braw))
         for origin, content in ((Origin.HUMAN, human), (Origin.HARNESS, injected)):
             if content:
-                self.events.append(
-                    Event(
-                        kind=EventKind.USER_MESSAGE,
-                        timestamp=ts,
-                        provenance=prov,
-                        user_message=UserMessage(origin=origin, content=content),
-                    )
-                )
+                message = UserMessage(origin=origin, content=content)
+                self.events.append(Stamp(ts, prov).user_message(message))
 
     def _api_assistant(
         self, msg: _ApiMessage, raw: Raw, n: int, ts: str, req: _Request | None
@@ -714,17 +672,8 @@ class _Builder:
                 if body:
                     text.append(ContentBlock(kind="text", text=body))
             elif btype in ("thinking", "redacted_thinking"):
-                self.events.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=ts,
-                        message_id=mid,
-                        provenance=prov,
-                        thinking=Thinking(
-                            text=block.thinking or "", signature=block.signature or ""
-                        ),
-                    )
-                )
+                thought = Thinking(text=block.thinking or "", signature=block.signature or "")
+                self.events.append(Stamp(ts, prov, message_id=mid).thinking(thought))
             elif btype == "tool_use":
                 self._call(
                     block.name or "",
@@ -743,34 +692,16 @@ class _Builder:
                 input_tokens=t.prompt, output_tokens=t.completion, cache_read_input_tokens=t.cached
             )
         model = msg.model_info.model_id if msg.model_info is not None else ""
-        self.events.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=ts,
-                id=mid,
-                message_id=mid,
-                provenance=prov,
-                assistant_message=AssistantMessage(
-                    model=model or "", content=text or None, usage=usage
-                ),
-            )
-        )
+        reply = AssistantMessage(model=model or "", content=text or None, usage=usage)
+        self.events.append(Stamp(ts, prov, id=mid, message_id=mid).assistant_message(reply))
 
     # -- the UI messages alone --------------------------------------------------------------
 
     def _ui_system(self, m: _UiMessage, raw: Raw, n: int) -> Event:
         kind = (m.say if m.type == "say" else m.ask) or ""
-        return Event(
-            kind=EventKind.SYSTEM,
-            timestamp=format_ms(m.ts),
-            provenance=self._prov(raw, n),
-            system=SystemEvent(
-                subtype=f"ui/{kind}",
-                level="error" if "fail" in kind or "error" in kind else "",
-                text=m.text or "",
-                details=raw,
-            ),
-        )
+        level = "error" if "fail" in kind or "error" in kind else ""
+        said = SystemEvent(subtype=f"ui/{kind}", level=level, text=m.text or "", details=raw)
+        return Stamp(format_ms(m.ts), self._prov(raw, n)).system(said)
 
     def _ui(self, ui: list[Raw], uis: list[_UiMessage | None], base: int) -> None:
         open_: _Response | None = None
@@ -817,14 +748,8 @@ class _Builder:
                 content = [ContentBlock(kind="text", text=text)] if text else []
                 if m.images:
                     content.append(ContentBlock(kind="other", raw=m.images))
-                self.events.append(
-                    Event(
-                        kind=EventKind.USER_MESSAGE,
-                        timestamp=ts,
-                        provenance=prov,
-                        user_message=UserMessage(origin=Origin.HUMAN, content=content or None),
-                    )
-                )
+                message = UserMessage(origin=Origin.HUMAN, content=content or None)
+                self.events.append(Stamp(ts, prov).user_message(message))
             elif kind in (
                 "text",
                 "completion_result",
@@ -839,15 +764,7 @@ class _Builder:
                 if m.model_info is not None and m.model_info.model_id:
                     open_.model = m.model_info.model_id
             elif kind == "reasoning":
-                self.events.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=ts,
-                        message_id=mid,
-                        provenance=prov,
-                        thinking=Thinking(text=text),
-                    )
-                )
+                self.events.append(Stamp(ts, prov, message_id=mid).thinking(Thinking(text=text)))
             elif kind in ("tool", "command", "use_mcp_server"):
                 name, payload = _ui_tool(kind, text)
                 cid = f"{self.task}:{n}"
@@ -880,18 +797,12 @@ class _Builder:
     def _close(self, open_: _Response | None) -> None:
         if open_ is None:
             return
-        self.events.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=open_.ts,
-                id=open_.message_id,
-                message_id=open_.message_id,
-                provenance=Provenance(line=open_.first, end_line=open_.last),
-                assistant_message=AssistantMessage(
-                    model=open_.model, content=open_.text or None, usage=open_.usage
-                ),
-            )
+        mid = open_.message_id
+        stamp = Stamp(
+            open_.ts, Provenance(line=open_.first, end_line=open_.last), id=mid, message_id=mid
         )
+        reply = AssistantMessage(model=open_.model, content=open_.text or None, usage=open_.usage)
+        self.events.append(stamp.assistant_message(reply))
 
 
 def _request_usage(req: _Request | None) -> TokenUsage | None:

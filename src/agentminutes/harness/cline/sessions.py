@@ -31,14 +31,13 @@ from typing import Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import BaseDocumentAdapter, ConversationInfo
+from agentminutes.harness._stamp import Stamp
+from agentminutes.harness.base import BaseDocumentAdapter, ConversationInfo, listed_title
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
-    Meta,
     Origin,
     Thinking,
     TokenUsage,
@@ -153,7 +152,8 @@ def conversation(payload: bytes, adapter: BaseDocumentAdapter, name: str) -> Con
         first = m.ts if first is None else first
         last = m.ts if m.ts is not None else last
         if not title and m.role == "user":
-            title = " ".join(_texts(m)[:1] and _strip_input(_texts(m)[0]).split())[:80]
+            texts = _texts(m)
+            title = listed_title(_strip_input(texts[0]) if texts else "")
     return ConversationInfo(
         id=doc.session_id or name,
         title=title,
@@ -225,19 +225,14 @@ def events(
             first_ts = format_ms(_decode_message(raw).ts)
         except _ERRORS:
             first_ts = ""
+    prov = adapter.record_prov(messages[0] if messages else Raw(b"{}"), 1)
     out.append(
-        Event(
-            kind=EventKind.SESSION_META,
+        adapter.session_meta(
+            prov,
             timestamp=first_ts or started,
-            provenance=adapter.record_prov(Raw(b"{}"), 1)
-            if not messages
-            else adapter.record_prov(messages[0], 1),
-            session_meta=Meta(
-                harness="cline",
-                harness_version=version,
-                session_id=doc.session_id or name,
-                cwd=cwd,
-            ),
+            harness_version=version,
+            session_id=doc.session_id or name,
+            cwd=cwd,
         )
     )
     names: dict[str, str] = {}
@@ -248,6 +243,7 @@ def events(
             raise adapter.error(f"message {n}: {exc}", n) from None
         ts = format_ms(m.ts)
         prov = adapter.record_prov(raw, n)
+        said = Stamp(ts, prov, id=m.id)
         blocks: list[_Block] = []
         if isinstance(m.content, str):
             blocks = [_Block(type="text", text=m.content)]
@@ -260,78 +256,42 @@ def events(
         if m.role == "user":
             for block in blocks:
                 if block.type == "text":
-                    said = block.text or ""
-                    typed = _INPUT.match(said)
-                    out.append(
-                        Event(
-                            kind=EventKind.USER_MESSAGE,
-                            timestamp=ts,
-                            id=m.id,
-                            provenance=prov,
-                            user_message=UserMessage(
-                                origin=Origin.HUMAN if typed else Origin.HARNESS,
-                                content=[
-                                    ContentBlock(
-                                        kind="text", text=typed.group(1) if typed else said
-                                    )
-                                ],
-                            ),
-                        )
-                    )
+                    words = block.text or ""
+                    typed = _INPUT.match(words)
+                    origin = Origin.HUMAN if typed else Origin.HARNESS
+                    content = [ContentBlock(kind="text", text=typed.group(1) if typed else words)]
+                    out.append(said.user_message(UserMessage(origin=origin, content=content)))
                 elif block.type == "tool_result":
                     call_id = block.tool_use_id or ""
-                    failed, content = _result_failed(block.content)
-                    out.append(
-                        Event(
-                            kind=EventKind.TOOL_RESULT,
-                            timestamp=ts,
-                            id=call_id,
-                            provenance=prov,
-                            tool_result=ToolResult(
-                                tool_call_id=call_id,
-                                tool_name=block.name or names.get(call_id, ""),
-                                is_error=failed,
-                                content=content or None,
-                            ),
-                        )
+                    failed, output = _result_failed(block.content)
+                    result = ToolResult(
+                        tool_call_id=call_id,
+                        tool_name=block.name or names.get(call_id, ""),
+                        is_error=failed,
+                        content=output or None,
                     )
+                    out.append(Stamp(ts, prov, id=call_id).tool_result(result))
                 else:
                     adapter.skip(f"user/{block.type or 'untyped'}", n)
             continue
         if m.role != "assistant":
             raise adapter.error(f'message {n}: unrecognized role "{m.role}"', n)
         text: list[ContentBlock] = []
+        part = Stamp(ts, prov, message_id=m.id)
         for block in blocks:
             if block.type == "thinking":
-                out.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=ts,
-                        message_id=m.id,
-                        provenance=prov,
-                        thinking=Thinking(
-                            text=block.thinking or "", signature=block.signature or ""
-                        ),
-                    )
-                )
+                thought = Thinking(text=block.thinking or "", signature=block.signature or "")
+                out.append(part.thinking(thought))
             elif block.type == "tool_use":
                 call_id = block.id or ""
                 names[call_id] = block.name or ""
-                out.append(
-                    Event(
-                        kind=EventKind.TOOL_CALL,
-                        timestamp=ts,
-                        id=call_id,
-                        message_id=m.id,
-                        provenance=prov,
-                        tool_call=ToolCall(
-                            tool_call_id=call_id,
-                            name=block.name or "",
-                            kind=TOOL_KINDS.get(block.name or "", ToolKind.OTHER),
-                            input=block.input or Raw(b"{}"),
-                        ),
-                    )
+                call = ToolCall(
+                    tool_call_id=call_id,
+                    name=block.name or "",
+                    kind=TOOL_KINDS.get(block.name or "", ToolKind.OTHER),
+                    input=block.input or Raw(b"{}"),
                 )
+                out.append(Stamp(ts, prov, id=call_id, message_id=m.id).tool_call(call))
             elif block.type == "text":
                 text.append(ContentBlock(kind="text", text=block.text or ""))
             else:
@@ -352,18 +312,7 @@ def events(
                 cache_creation_input_tokens=write,
                 cost=c.cost,
             )
-        out.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=ts,
-                id=m.id,
-                message_id=m.id,
-                provenance=prov,
-                assistant_message=AssistantMessage(
-                    model=m.model_info.id if m.model_info else "",
-                    content=text or None,
-                    usage=usage,
-                ),
-            )
-        )
+        model = m.model_info.id if m.model_info else ""
+        reply = AssistantMessage(model=model, content=text or None, usage=usage)
+        out.append(Stamp(ts, prov, id=m.id, message_id=m.id).assistant_message(reply))
     return out

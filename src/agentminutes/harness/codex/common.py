@@ -12,7 +12,7 @@ from msgspec import Raw
 
 from agentminutes.harness.base import BaseAdapter, ParseOptions, SkipHook, raw_record
 from agentminutes.harness.codex.records import _Usage
-from agentminutes.harness.codex.vocabulary import HARNESS, TOOL_KINDS
+from agentminutes.harness.codex.vocabulary import TOOL_KINDS
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -25,6 +25,7 @@ from agentminutes.schema import (
     TokenUsage,
     ToolCall,
     ToolKind,
+    ToolResult,
     Unknown,
 )
 
@@ -86,11 +87,7 @@ class CodexCommon(BaseAdapter):
 
     def _sparse_meta(self, ts: str, line: bytes, lineno: int) -> Event:
         self.meta_sent = True
-        return self._meta_event(
-            ts,
-            self.prov(line, lineno),
-            Meta(harness=HARNESS, harness_version=self.options.harness_version),
-        )
+        return self.session_meta(self.prov(line, lineno), timestamp=ts)
 
     def _system(
         self,
@@ -159,6 +156,33 @@ class CodexCommon(BaseAdapter):
         blocks = [(b.kind, b.text, bytes(b.raw) if b.raw else None) for b in content or ()]
         raw = bytes(line) if self.options.keep_raw else None
         self.pending = [lineno, lineno, ts, self.model, blocks, raw]
+
+    def _tool_result(
+        self,
+        ts: str,
+        prov: Provenance,
+        call_id: str,
+        is_error: bool,
+        content: list[ContentBlock] | None,
+        enrichment: Raw,
+    ) -> Event:
+        """The result of the call *call_id*, its tool named by the call.
+
+        *content* stands as given: a result whose output is an empty list keeps
+        an empty content list (``None`` is no output at all).
+        """
+        return Event(
+            kind=EventKind.TOOL_RESULT,
+            timestamp=ts,
+            provenance=prov,
+            tool_result=ToolResult(
+                tool_call_id=call_id,
+                tool_name=self.tool_names.get(call_id, ""),
+                is_error=is_error,
+                content=content,
+                enrichment=enrichment,
+            ),
+        )
 
     def _tool_call(
         self,

@@ -41,7 +41,6 @@ from agentminutes.schema import (
     Provenance,
     Thinking,
     ToolKind,
-    ToolResult,
     UserMessage,
 )
 
@@ -224,19 +223,7 @@ class ExecStreamMixin(CodexCommon):
             is_error = status not in ("", "completed")
         else:  # file_change, todo_list
             is_error = status not in ("", "completed")
-        call_id = item.id or ""
-        return Event(
-            kind=EventKind.TOOL_RESULT,
-            timestamp=ts,
-            provenance=prov,
-            tool_result=ToolResult(
-                tool_call_id=call_id,
-                tool_name=self.tool_names.get(call_id, ""),
-                is_error=is_error,
-                content=content,
-                enrichment=raw_item,
-            ),
-        )
+        return self._tool_result(ts, prov, item.id or "", is_error, content, raw_item)
 
     def _wrapped_line(self, line: bytes, lineno: int) -> list[Event]:
         """A line of a logger's capture of ``codex exec --json``."""

@@ -402,19 +402,9 @@ class RolloutMixin(CodexCommon):
             return
         if item.success is not None:
             is_error = not item.success
-        call_id = item.call_id or ""
         out.append(
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                timestamp=ts,
-                provenance=self.prov(line, lineno),
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=self.tool_names.get(call_id, ""),
-                    is_error=is_error,
-                    content=content,
-                    enrichment=payload,
-                ),
+            self._tool_result(
+                ts, self.prov(line, lineno), item.call_id or "", is_error, content, payload
             )
         )
 
@@ -458,18 +448,9 @@ class RolloutMixin(CodexCommon):
                 self._unknown("response_item", line, lineno, f"malformed tool output: {exc}")
             )
             return
-        call_id = item.call_id or ""
+        failed = bool(item.status) and item.status != "completed"
         out.append(
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                timestamp=ts,
-                provenance=self.prov(line, lineno),
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=self.tool_names.get(call_id, ""),
-                    is_error=bool(item.status) and item.status != "completed",
-                    content=blocks or None,
-                    enrichment=payload,
-                ),
+            self._tool_result(
+                ts, self.prov(line, lineno), item.call_id or "", failed, blocks or None, payload
             )
         )

@@ -37,7 +37,8 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._whole_json import JsonDocument, WholeJsonAdapter
+from agentminutes.harness._stamp import Stamp
+from agentminutes.harness._whole_json import DocumentBuilder, JsonDocument, WholeJsonAdapter
 from agentminutes.harness.base import Confidence, json_or_string
 from agentminutes.harness.continue_cli.vocabulary import FINISHED, HARNESS, TOOL_KINDS
 from agentminutes.schema import (
@@ -45,10 +46,8 @@ from agentminutes.schema import (
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
     Meta,
     Origin,
-    Provenance,
     SystemEvent,
     Thinking,
     TokenUsage,
@@ -187,54 +186,36 @@ class ContinueAdapter(WholeJsonAdapter[_Session]):
         return _Builder(self, doc, decoded).events()
 
 
-class _Builder:
+class _Builder(DocumentBuilder):
     """One session's events, built from its decoded document."""
 
     def __init__(self, adapter: ContinueAdapter, doc: JsonDocument, session: _Session) -> None:
-        self.adapter = adapter
-        self.doc = doc
+        super().__init__(adapter, doc)
         self.session = session
-        self.out: list[Event] = []
-        self.keep_raw = adapter.options.keep_raw
-
-    def prov(self, span: tuple[int, int] | None, raw: bytes | None = None) -> Provenance:
-        return self.doc.provenance(span, raw, self.keep_raw)
 
     def events(self) -> list[Event]:
         s = self.session
         items = s.history or []
-        spans: list[tuple[int, int] | None] = list(self.doc.element_spans(b"history"))
-        if len(spans) != len(items):
-            spans = [None] * len(items)
-        head_end = self.doc.line(spans[0][0]) - 1 if spans and spans[0] else self.doc.first
-        head = Provenance(line=self.doc.first, end_line=max(self.doc.first, head_end))
-        if self.keep_raw:
-            head.raw = [Raw(self.doc.buf)]
-        self.out.append(
-            Event(
-                kind=EventKind.SESSION_META,
-                id=s.session_id or "",
-                provenance=head,
-                session_meta=Meta(
-                    harness=HARNESS,
-                    harness_version=self.adapter.effective_version,
-                    session_id=s.session_id or "",
-                    cwd=s.workspace_directory or "",
-                ),
-            )
+        spans = self.doc.record_spans(b"history", len(items))
+        meta = Meta(
+            harness=HARNESS,
+            harness_version=self.adapter.effective_version,
+            session_id=s.session_id or "",
+            cwd=s.workspace_directory or "",
         )
+        self.out.append(Stamp("", self.head_prov(spans), id=s.session_id or "").session_meta(meta))
         for n, (raw, span) in enumerate(zip(items, spans, strict=True)):
             try:
                 item = _decode_item(raw)
             except _DECODE_ERRORS as exc:
-                self._reject("item", raw, span, f"malformed history item: {exc}")
+                self.reject("item", raw, span, f"malformed history item: {exc}")
                 continue
             if self.adapter.options.live and not _settled(item):
                 break  # its tools still run: shown once they have finished
             msg = item.message
             role = (msg.role if msg is not None else None) or ""
             if msg is None:
-                self._reject("item", raw, span, "history item without a message")
+                self.reject("item", raw, span, "history item without a message")
             elif role == "user":
                 self._user(item, msg, raw, span, n)
             elif role == "assistant":
@@ -244,72 +225,38 @@ class _Builder:
             elif role == "tool":
                 self._tool_message(msg, raw, span)
             elif role == "system":
-                self.out.append(
-                    Event(
-                        kind=EventKind.SYSTEM,
-                        provenance=self.prov(span, bytes(raw)),
-                        system=SystemEvent(subtype="system_message", text=_text(msg.content)),
-                    )
-                )
+                said = SystemEvent(subtype="system_message", text=_text(msg.content))
+                self.out.append(Stamp("", self.prov(span, bytes(raw))).system(said))
             else:
-                self._reject(f"message/{role}", raw, span, f'unrecognized message role "{role}"')
+                self.reject(f"message/{role}", raw, span, f'unrecognized message role "{role}"')
         if s.usage:
             # Known by its figures: a follower shows each new running total once.
             digest = hashlib.sha256(bytes(s.usage)).hexdigest()[:16]
-            self.out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    id=f"usage-{digest}",
-                    provenance=self.prov(None, bytes(s.usage)),
-                    system=SystemEvent(subtype="session_usage", details=s.usage),
-                )
-            )
+            stamp = Stamp("", self.prov(None, bytes(s.usage)), id=f"usage-{digest}")
+            self.out.append(stamp.system(SystemEvent(subtype="session_usage", details=s.usage)))
         return self.out
-
-    def _reject(self, record_type: str, raw: bytes, span: tuple[int, int] | None, why: str) -> None:
-        first, last = self.doc.lines_of(span)
-        ev = self.adapter.unknown_or_fail(record_type, bytes(raw), first, why)
-        if ev.provenance is not None:
-            ev.provenance.end_line = last
-        self.out.append(ev)
 
     def _user(
         self, item: _Item, msg: _Message, raw: Raw, span: tuple[int, int] | None, n: int
     ) -> None:
-        self.out.append(
-            Event(
-                kind=EventKind.USER_MESSAGE,
-                id=f"item-{n}",
-                provenance=self.prov(span, bytes(raw)),
-                user_message=UserMessage(origin=Origin.HUMAN, content=_content(msg.content)),
-            )
-        )
+        typed = UserMessage(origin=Origin.HUMAN, content=_content(msg.content))
+        self.out.append(Stamp("", self.prov(span, bytes(raw)), id=f"item-{n}").user_message(typed))
         context = [
             ContentBlock(kind="text", text=c.content or "")
             for c in item.context_items or []
             if c.content
         ]
         if context:
+            added = UserMessage(origin=Origin.HARNESS, content=context)
             self.out.append(
-                Event(
-                    kind=EventKind.USER_MESSAGE,
-                    id=f"item-{n}",
-                    provenance=self.prov(span, bytes(raw)),
-                    user_message=UserMessage(origin=Origin.HARNESS, content=context),
-                )
+                Stamp("", self.prov(span, bytes(raw)), id=f"item-{n}").user_message(added)
             )
 
     def _thinking(
         self, text: str, signature: str, raw: Raw, span: tuple[int, int] | None, mid: str
     ) -> None:
-        self.out.append(
-            Event(
-                kind=EventKind.THINKING,
-                message_id=mid,
-                provenance=self.prov(span, bytes(raw)),
-                thinking=Thinking(text=text, signature=signature),
-            )
-        )
+        thought = Thinking(text=text, signature=signature)
+        self.out.append(Stamp("", self.prov(span, bytes(raw)), message_id=mid).thinking(thought))
 
     def _assistant(
         self, item: _Item, msg: _Message, raw: Raw, span: tuple[int, int] | None, n: int
@@ -328,68 +275,39 @@ class _Builder:
             name = fn.name or ""
             call_id = call.id or ""
             self.adapter.name_call(call_id, name)
-            self.out.append(
-                Event(
-                    kind=EventKind.TOOL_CALL,
-                    message_id=mid,
-                    provenance=self.prov(span, bytes(raw)),
-                    tool_call=ToolCall(
-                        tool_call_id=call_id,
-                        name=name,
-                        kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                        input=_arguments(fn.arguments),
-                    ),
-                )
+            kind = TOOL_KINDS.get(name, ToolKind.OTHER)
+            asked = ToolCall(
+                tool_call_id=call_id, name=name, kind=kind, input=_arguments(fn.arguments)
             )
+            self.out.append(Stamp("", self.prov(span, bytes(raw)), message_id=mid).tool_call(asked))
         used = _usage_of(msg.usage)
-        self.out.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                id=mid,
-                message_id=mid,
-                provenance=self.prov(span, bytes(raw)),
-                assistant_message=AssistantMessage(
-                    model=(used.model if used is not None else None)
-                    or self.session.chat_model_title
-                    or "",
-                    content=_content(msg.content),
-                    usage=_usage(used),
-                ),
-            )
-        )
+        model = (used.model if used is not None else None) or self.session.chat_model_title or ""
+        reply = AssistantMessage(model=model, content=_content(msg.content), usage=_usage(used))
+        whole = Stamp("", self.prov(span, bytes(raw)), id=mid, message_id=mid)
+        self.out.append(whole.assistant_message(reply))
         for state in item.tool_call_states or []:
             if (state.status or "") not in FINISHED:
                 continue
             call_id = state.tool_call_id or (state.tool_call.id if state.tool_call else "") or ""
             text = "\n".join(o.content or "" for o in state.output or [])
-            self.out.append(
-                Event(
-                    kind=EventKind.TOOL_RESULT,
-                    provenance=self.prov(span, bytes(raw)),
-                    tool_result=ToolResult(
-                        tool_call_id=call_id,
-                        tool_name=self.adapter.tool_names.get(call_id, ""),
-                        is_error=state.status != "done",
-                        content=[ContentBlock(kind="text", text=text)] if text else None,
-                        enrichment=Raw(msgspec.json.encode({"status": state.status})),
-                    ),
-                )
+            result = ToolResult(
+                tool_call_id=call_id,
+                tool_name=self.adapter.tool_names.get(call_id, ""),
+                is_error=state.status != "done",
+                content=[ContentBlock(kind="text", text=text)] if text else None,
+                enrichment=Raw(msgspec.json.encode({"status": state.status})),
             )
+            self.out.append(Stamp("", self.prov(span, bytes(raw))).tool_result(result))
 
     def _tool_message(self, msg: _Message, raw: Raw, span: tuple[int, int] | None) -> None:
         call_id = msg.tool_call_id or ""
         text = _text(msg.content)
-        self.out.append(
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                provenance=self.prov(span, bytes(raw)),
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=self.adapter.tool_names.get(call_id, ""),
-                    content=[ContentBlock(kind="text", text=text)] if text else None,
-                ),
-            )
+        result = ToolResult(
+            tool_call_id=call_id,
+            tool_name=self.adapter.tool_names.get(call_id, ""),
+            content=[ContentBlock(kind="text", text=text)] if text else None,
         )
+        self.out.append(Stamp("", self.prov(span, bytes(raw))).tool_result(result))
 
 
 def _settled(item: _Item) -> bool:

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 import msgspec
 
-from agentminutes.harness.base import BOM, BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness._stamp import Stamp
+from agentminutes.harness.base import (
+    BOM,
+    BaseAdapter,
+    Confidence,
+    ParseOptions,
+    SkipHook,
+    tool_call,
+)
 from agentminutes.harness.copilot.envelope import _Bad, _go_message, _read_envelope
 from agentminutes.harness.copilot.events import (
     _content_id,
     _is_null,
     _join,
-    _Stamp,
     _telemetry,
     _unknown,
 )
@@ -55,7 +63,6 @@ from agentminutes.schema import (
     Provenance,
     SystemEvent,
     Thinking,
-    ToolCall,
     ToolKind,
     ToolResult,
     UserMessage,
@@ -180,21 +187,15 @@ class CopilotAdapter(BaseAdapter):
         kind = env.type or ""
         ts = valid_timestamp(env.timestamp)
         prov = self.prov(line, lineno)
-        event = _Stamp(ts, env.id or "", env.parent_id or "", env.agent_id or "", prov)
+        event = Stamp(
+            ts, prov, id=env.id or "", parent_id=env.parent_id or "", agent_id=env.agent_id or ""
+        )
         if not self.meta_sent:
             self.meta_sent = True
             if kind == "session.start":
                 self._session_start(env, line, lineno, event, out)
                 return
-            meta = Meta(harness=HARNESS, harness_version=self.options.harness_version)
-            out.append(
-                Event(
-                    kind=EventKind.SESSION_META,
-                    timestamp=ts,
-                    provenance=Provenance(line=lineno, end_line=lineno),
-                    session_meta=meta,
-                )
-            )
+            out.append(self.session_meta(Provenance(line=lineno, end_line=lineno), timestamp=ts))
         if kind == "assistant.message":
             self._assistant(env, line, lineno, event, out)
         elif kind == "tool.execution_complete":
@@ -212,7 +213,7 @@ class CopilotAdapter(BaseAdapter):
                 source = data.source or ""
                 origin = Origin.HARNESS if source.startswith("agent-") else Origin.HUMAN
                 block = ContentBlock(kind="text", text=data.content or "")
-                out.append(event.user(UserMessage(origin=origin, content=[block])))
+                out.append(event.user_message(UserMessage(origin=origin, content=[block])))
         elif kind in TEXT_TYPES:
             shape, field = TEXT_TYPES[kind]
             data = self._data(env, shape, line, lineno, out)
@@ -226,7 +227,7 @@ class CopilotAdapter(BaseAdapter):
             data = self._data(env, _Content, line, lineno, out)
             if data is not None:
                 thinking = Thinking(text=data.content or "")
-                out.append(event.thinking("", thinking))
+                out.append(event.thinking(thinking))
         elif kind in TELEMETRY_TYPES or kind.startswith(TELEMETRY_PREFIXES):
             # A later session.start too: the meta came from the first record.
             out.append(event.system(_telemetry(kind, env.data)))
@@ -253,13 +254,13 @@ class CopilotAdapter(BaseAdapter):
         return data if data is not None else shape()
 
     def _session_start(
-        self, env: _Envelope, line: bytes, lineno: int, event: _Stamp, out: list[Event]
+        self, env: _Envelope, line: bytes, lineno: int, event: Stamp, out: list[Event]
     ) -> None:
         sparse: list[Event] = []
         data = self._data(env, _SessionStart, line, lineno, sparse)
         if data is None:
             meta = Meta(harness=HARNESS, harness_version=self.options.harness_version)
-            out.append(event.meta(meta))
+            out.append(event.session_meta(meta))
             out.extend(sparse)
             return
         self.version = data.copilot_version or ""
@@ -271,15 +272,17 @@ class CopilotAdapter(BaseAdapter):
             cwd=context.cwd or "",
             git_branch=context.branch or "",
         )
-        out.append(event.meta(meta))
+        out.append(event.session_meta(meta))
 
     def _assistant(
-        self, env: _Envelope, line: bytes, lineno: int, event: _Stamp, out: list[Event]
+        self, env: _Envelope, line: bytes, lineno: int, event: Stamp, out: list[Event]
     ) -> None:
         data: _AssistantMessage | None = self._data(env, _AssistantMessage, line, lineno, out)
         if data is None:
             return
         message_id = data.message_id or ""
+        # The reply's parts carry its message id; the record's other ids stand.
+        reply = dataclasses.replace(event, message_id=message_id)
         reasoning = data.reasoning_blocks
         if reasoning is not None:
             for block in reasoning.blocks or ():
@@ -296,30 +299,24 @@ class CopilotAdapter(BaseAdapter):
                     )
                     out.append(self.unknown_or_fail("assistant.message", line, lineno, reason))
                     return
-                out.append(event.thinking(message_id, thinking))
+                out.append(reply.thinking(thinking))
         elif data.reasoning_text or data.reasoning_opaque:
             thinking = Thinking(
                 text=data.reasoning_text or "", signature=data.reasoning_opaque or ""
             )
-            out.append(event.thinking(message_id, thinking))
+            out.append(reply.thinking(thinking))
         names = self.names
         for request in data.tool_requests or ():
             r = request or _ToolRequest()
             call_id, name = r.tool_call_id or "", r.name or ""
             names[call_id] = name
-            call = ToolCall(
-                tool_call_id=call_id,
-                name=name,
-                kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                input=r.arguments,
-            )
-            out.append(event.call(message_id, call))
+            out.append(reply.tool_call(tool_call(call_id, name, r.arguments, TOOL_KINDS)))
         content = [ContentBlock(kind="text", text=data.content)] if data.content else None
         message = AssistantMessage(model=data.model or "", content=content)
-        out.append(event.anchor(message_id, message))
+        out.append(reply.assistant_message(message))
 
     def _tool_result(
-        self, env: _Envelope, line: bytes, lineno: int, event: _Stamp, out: list[Event]
+        self, env: _Envelope, line: bytes, lineno: int, event: Stamp, out: list[Event]
     ) -> None:
         data: _ToolExecution | None = self._data(env, _ToolExecution, line, lineno, out)
         if data is None:
@@ -363,7 +360,7 @@ class CopilotAdapter(BaseAdapter):
             if url or status:
                 fetch = FetchInfo(url=url, status_code=status)
         out.append(
-            event.result(
+            event.tool_result(
                 ToolResult(
                     tool_call_id=call_id,
                     tool_name=name,
@@ -378,7 +375,7 @@ class CopilotAdapter(BaseAdapter):
     # -- skills: a body is delivered wrapped, as the next record says ----------
 
     def _skill(
-        self, env: _Envelope, line: bytes, lineno: int, event: _Stamp, out: list[Event]
+        self, env: _Envelope, line: bytes, lineno: int, event: Stamp, out: list[Event]
     ) -> None:
         kind = env.type or ""
         if kind == "skill.invoked":

@@ -1,4 +1,4 @@
-"""Building Copilot events: the stamp the events of one record share, and small value helpers."""
+"""Building Copilot events: an unknown record, telemetry, and small value helpers."""
 
 from __future__ import annotations
 
@@ -9,75 +9,14 @@ from msgspec import Raw
 
 from agentminutes.harness.copilot.records import _TextPart
 from agentminutes.schema import (
-    AssistantMessage,
     Event,
     EventKind,
-    Meta,
     Provenance,
     SystemEvent,
-    Thinking,
-    ToolCall,
-    ToolResult,
     Unknown,
-    UserMessage,
 )
 
 # -- helpers -----------------------------------------------------------------------
-
-
-class _Stamp:
-    """What every event of one record shares: time, ids, provenance."""
-
-    __slots__ = ("agent", "id", "parent", "prov", "ts")
-
-    def __init__(self, ts: str, id: str, parent: str, agent: str, prov: Provenance) -> None:
-        self.ts, self.id, self.parent, self.agent, self.prov = ts, id, parent, agent, prov
-
-    def _event(self, kind: str, message_id: str = "") -> Event:
-        return Event(
-            kind=kind,
-            timestamp=self.ts,
-            id=self.id,
-            parent_id=self.parent,
-            agent_id=self.agent,
-            message_id=message_id,
-            provenance=self.prov,
-        )
-
-    def meta(self, meta: Meta) -> Event:
-        ev = self._event(EventKind.SESSION_META)
-        ev.session_meta = meta
-        return ev
-
-    def system(self, system: SystemEvent) -> Event:
-        ev = self._event(EventKind.SYSTEM)
-        ev.system = system
-        return ev
-
-    def user(self, message: UserMessage) -> Event:
-        ev = self._event(EventKind.USER_MESSAGE)
-        ev.user_message = message
-        return ev
-
-    def thinking(self, message_id: str, thinking: Thinking) -> Event:
-        ev = self._event(EventKind.THINKING, message_id)
-        ev.thinking = thinking
-        return ev
-
-    def call(self, message_id: str, call: ToolCall) -> Event:
-        ev = self._event(EventKind.TOOL_CALL, message_id)
-        ev.tool_call = call
-        return ev
-
-    def anchor(self, message_id: str, message: AssistantMessage) -> Event:
-        ev = self._event(EventKind.ASSISTANT_MESSAGE, message_id)
-        ev.assistant_message = message
-        return ev
-
-    def result(self, result: ToolResult) -> Event:
-        ev = self._event(EventKind.TOOL_RESULT)
-        ev.tool_result = result
-        return ev
 
 
 def _unknown(record_type: str, reason: str, line: bytes, lineno: int, is_json: bool) -> Event:

@@ -10,7 +10,7 @@ from typing import Final, Protocol
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import ParseOptions
+from agentminutes.harness.base import ParseOptions, tool_call
 from agentminutes.harness.copilot.records import _decode_str
 from agentminutes.harness.copilot.vocabulary import HARNESS, TOOL_KINDS
 from agentminutes.schema import (
@@ -23,8 +23,6 @@ from agentminutes.schema import (
     Origin,
     Provenance,
     SystemEvent,
-    ToolCall,
-    ToolKind,
     ToolResult,
     UserMessage,
 )
@@ -206,11 +204,11 @@ def _legacy(adapter: _Reader, lines: list[tuple[int, bytes]]) -> list[Event] | N
                     timestamp=ts,
                     message_id=message_id,
                     provenance=where,
-                    tool_call=ToolCall(
-                        tool_call_id=(call.id if call is not None else None) or "",
-                        name=name,
-                        kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                        input=fn.arguments,
+                    tool_call=tool_call(
+                        (call.id if call is not None else None) or "",
+                        name,
+                        fn.arguments,
+                        TOOL_KINDS,
                     ),
                 )
             )

@@ -42,15 +42,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._rows_tail import RowsTail
-from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply
+from agentminutes.harness._rows_tail import RowsTail, session_prints
+from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply, last_reply
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness._whole_json import ms_time
 from agentminutes.harness.base import (
-    Confidence,
     ConversationInfo,
     DocumentSession,
     document_path,
     json_or_string,
+    listed_title,
 )
 from agentminutes.harness.crush.vocabulary import HARNESS, PART_TYPES, TOOL_KINDS
 from agentminutes.schema import (
@@ -58,7 +59,6 @@ from agentminutes.schema import (
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
     Meta,
     Origin,
     SystemEvent,
@@ -150,14 +150,7 @@ class CrushAdapter(SqliteAdapter):
     last_checked: ClassVar[str] = "0.43.0"
     tables: ClassVar[frozenset[str]] = _TABLES
     store_name: ClassVar[str] = "a Crush database"
-
-    @classmethod
-    def sniff(cls, head: bytes) -> Confidence:
-        if not head.startswith(b"SQLite format 3\x00"):
-            return Confidence.NO_MATCH
-        if b"parent_session_id" in head and b"completion_tokens" in head:
-            return Confidence.CERTAIN
-        return Confidence.NO_MATCH
+    head_marks: ClassVar[tuple[bytes, ...]] = (b"parent_session_id", b"completion_tokens")
 
     # -- reading ------------------------------------------------------------------------
 
@@ -198,19 +191,12 @@ class CrushAdapter(SqliteAdapter):
 
     def fingerprints(self, conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
         """Per session: its row, and its messages' count, last change and size."""
-        prints: dict[str, tuple[Any, ...]] = {
-            str(r[0]): tuple(r)
-            for r in conn.execute(
-                "SELECT id, title, prompt_tokens, completion_tokens, cost, updated_at FROM sessions"
-            )
-        }
-        for sid, n, changed, size, finished in conn.execute(
+        return session_prints(
+            conn,
+            "SELECT id, title, prompt_tokens, completion_tokens, cost, updated_at FROM sessions",
             "SELECT session_id, COUNT(*), MAX(updated_at), SUM(LENGTH(CAST(parts AS BLOB))),"
-            " COUNT(finished_at) FROM messages GROUP BY session_id"
-        ):
-            if str(sid) in prints:
-                prints[str(sid)] += (n, changed, size, finished)
-        return prints
+            " COUNT(finished_at) FROM messages GROUP BY session_id",
+        )
 
     def settled_events(
         self, conn: sqlite3.Connection, session_id: str, *, final: bool
@@ -263,24 +249,14 @@ class CrushAdapter(SqliteAdapter):
                 "updated_at": row.updated,
             }
         )
-        events = [
-            Event(
-                kind=EventKind.SESSION_META,
-                timestamp=_when(row.created),
-                id=row.id,
-                provenance=self.record_prov(Raw(raw), 1) if messages else None,
-                session_meta=meta,
-            )
-        ]
-        last_reply: Event | None = None
+        prov = self.record_prov(Raw(raw), 1) if messages else None
+        events = [Stamp(_when(row.created), prov, id=row.id).session_meta(meta)]
         for n, msg in enumerate(messages, 1):
-            reply = self._message(msg, n, events)
-            if reply is not None:
-                last_reply = reply
-        recorded = row.prompt_tokens or row.completion_tokens or row.cost
-        if recorded and last_reply is not None and last_reply.assistant_message is not None:
+            self._message(msg, n, events)
+        reply = last_reply(events)
+        if reply is not None and (row.prompt_tokens or row.completion_tokens or row.cost):
             own = round(max(0.0, row.cost - child_cost.get(row.id, 0.0)), 10)
-            last_reply.assistant_message.usage = TokenUsage(
+            reply.usage = TokenUsage(
                 input_tokens=row.prompt_tokens,
                 output_tokens=row.completion_tokens,
                 cost=own,
@@ -291,15 +267,15 @@ class CrushAdapter(SqliteAdapter):
             )
         return events
 
-    def _message(self, msg: _MessageRow, n: int, out: list[Event]) -> Event | None:
+    def _message(self, msg: _MessageRow, n: int, out: list[Event]) -> None:
         prov = self.record_prov(Raw(_record(msg)), n)
-        ts = _when(msg.created)
+        said = Stamp(_when(msg.created), prov, id=msg.id)
         try:
             parts = _decode_parts(msg.parts) if msg.parts else []
             data = [_decode_data(p.data) if p.data else _Data() for p in parts]
         except _DECODE_ERRORS as exc:
             out.append(self.unknown_or_fail("message", _record(msg), n, f"malformed parts: {exc}"))
-            return None
+            return
         for p in parts:
             if p.type not in PART_TYPES:
                 out.append(
@@ -307,21 +283,10 @@ class CrushAdapter(SqliteAdapter):
                         f"part/{p.type}", _record(msg), n, f'unrecognized part type "{p.type}"'
                     )
                 )
-                return None
+                return
         if msg.summary:
-            text = "".join(
-                d.text or "" for p, d in zip(parts, data, strict=True) if p.type == "text"
-            )
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=ts,
-                    id=msg.id,
-                    provenance=prov,
-                    system=SystemEvent(subtype="summary", text=text),
-                )
-            )
-            return None
+            out.append(said.system(SystemEvent(subtype="summary", text=_text(parts, data))))
+            return
         if msg.role == "user":
             content: list[ContentBlock] = []
             for p, d in zip(parts, data, strict=True):
@@ -335,147 +300,83 @@ class CrushAdapter(SqliteAdapter):
                         ContentBlock(kind=kind, mime_type=d.MIMEType or "", uri=d.Path or "")
                     )
                 elif p.type == "shell_command":
-                    out.append(
-                        Event(
-                            kind=EventKind.SYSTEM,
-                            timestamp=ts,
-                            id=msg.id,
-                            provenance=prov,
-                            system=SystemEvent(
-                                subtype="shell_command", text=d.command or "", details=p.data
-                            ),
-                        )
+                    shell = SystemEvent(
+                        subtype="shell_command", text=d.command or "", details=p.data
                     )
+                    out.append(said.system(shell))
             if content or not parts:
                 out.append(
-                    Event(
-                        kind=EventKind.USER_MESSAGE,
-                        timestamp=ts,
-                        id=msg.id,
-                        provenance=prov,
-                        user_message=UserMessage(origin=Origin.HUMAN, content=content or None),
-                    )
+                    said.user_message(UserMessage(origin=Origin.HUMAN, content=content or None))
                 )
-            return None
+            return
         if msg.role == "assistant":
-            return self._assistant(msg, parts, data, prov, ts, out)
+            self._assistant(msg, parts, data, said, out)
+            return
         if msg.role == "tool":
             for p, d in zip(parts, data, strict=True):
                 if p.type != "tool_result":
                     continue
                 call_id = d.tool_call_id or ""
-                out.append(
-                    Event(
-                        kind=EventKind.TOOL_RESULT,
-                        timestamp=ts,
-                        id=msg.id,
-                        provenance=prov,
-                        tool_result=ToolResult(
-                            tool_call_id=call_id,
-                            tool_name=d.name or self.tool_names.get(call_id, ""),
-                            is_error=d.is_error,
-                            content=[ContentBlock(kind="text", text=d.content)]
-                            if d.content
-                            else None,
-                            enrichment=Raw(msgspec.json.encode({"metadata": d.metadata}))
-                            if d.metadata
-                            else NO_RAW,
-                        ),
-                    )
+                result = ToolResult(
+                    tool_call_id=call_id,
+                    tool_name=d.name or self.tool_names.get(call_id, ""),
+                    is_error=d.is_error,
+                    content=[ContentBlock(kind="text", text=d.content)] if d.content else None,
+                    enrichment=Raw(msgspec.json.encode({"metadata": d.metadata}))
+                    if d.metadata
+                    else NO_RAW,
                 )
-            return None
+                out.append(said.tool_result(result))
+            return
         if msg.role == "system":
-            text = "".join(
-                d.text or "" for p, d in zip(parts, data, strict=True) if p.type == "text"
-            )
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=ts,
-                    id=msg.id,
-                    provenance=prov,
-                    system=SystemEvent(subtype="system_message", text=text),
-                )
-            )
-            return None
+            text = _text(parts, data)
+            out.append(said.system(SystemEvent(subtype="system_message", text=text)))
+            return
         out.append(
             self.unknown_or_fail(
                 f"message/{msg.role}", _record(msg), n, f'unrecognized message role "{msg.role}"'
             )
         )
-        return None
+        return
 
     def _assistant(
         self,
         msg: _MessageRow,
         parts: list[_Part],
         data: list[_Data],
-        prov: Any,
-        ts: str,
+        said: Stamp,
         out: list[Event],
-    ) -> Event:
+    ) -> None:
+        part = Stamp(said.timestamp, said.provenance, message_id=msg.id)
         texts: list[ContentBlock] = []
         stop = ""
         failure: _Data | None = None
         for p, d in zip(parts, data, strict=True):
             if p.type == "reasoning" and d.thinking:
-                out.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=ts,
-                        message_id=msg.id,
-                        provenance=prov,
-                        thinking=Thinking(text=d.thinking, signature=d.signature or ""),
-                    )
-                )
+                out.append(part.thinking(Thinking(text=d.thinking, signature=d.signature or "")))
             elif p.type == "tool_call":
                 name = d.name or ""
                 call_id = d.id or ""
                 self.name_call(call_id, name)
-                out.append(
-                    Event(
-                        kind=EventKind.TOOL_CALL,
-                        timestamp=ts,
-                        message_id=msg.id,
-                        provenance=prov,
-                        tool_call=ToolCall(
-                            tool_call_id=call_id,
-                            name=name,
-                            kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                            input=_input(d.input),
-                        ),
-                    )
+                call = ToolCall(
+                    tool_call_id=call_id,
+                    name=name,
+                    kind=TOOL_KINDS.get(name, ToolKind.OTHER),
+                    input=_input(d.input),
                 )
+                out.append(part.tool_call(call))
             elif p.type == "text":
                 texts.append(ContentBlock(kind="text", text=d.text or ""))
             elif p.type == "finish":
                 stop = d.reason or ""
                 if stop == "error":
                     failure = d
-        reply = Event(
-            kind=EventKind.ASSISTANT_MESSAGE,
-            timestamp=ts,
-            id=msg.id,
-            message_id=msg.id,
-            provenance=prov,
-            assistant_message=AssistantMessage(
-                model=msg.model, content=texts or None, stop_reason=stop
-            ),
-        )
-        out.append(reply)
+        whole = Stamp(said.timestamp, said.provenance, id=msg.id, message_id=msg.id)
+        reply = AssistantMessage(model=msg.model, content=texts or None, stop_reason=stop)
+        out.append(whole.assistant_message(reply))
         if failure is not None:
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=ts,
-                    message_id=msg.id,
-                    provenance=prov,
-                    system=SystemEvent(
-                        subtype="error", level="error", text=failure.message or "error"
-                    ),
-                )
-            )
-        return reply
+            text = failure.message or "error"
+            out.append(part.system(SystemEvent(subtype="error", level="error", text=text)))
 
 
 def _settled(msg: _MessageRow) -> bool:
@@ -483,6 +384,11 @@ def _settled(msg: _MessageRow) -> bool:
     if msg.role != "assistant":
         return True
     return msg.finished is not None or b'"type":"finish"' in msg.parts
+
+
+def _text(parts: list[_Part], data: list[_Data]) -> str:
+    """A message's text parts, joined."""
+    return "".join(d.text or "" for p, d in zip(parts, data, strict=True) if p.type == "text")
 
 
 def _input(text: str | None) -> Raw:
@@ -506,7 +412,7 @@ def _record(msg: _MessageRow) -> bytes:
 def _info(row: _SessionRow) -> ConversationInfo:
     return ConversationInfo(
         id=row.id,
-        title=" ".join(row.title.split())[:80],
+        title=listed_title(row.title),
         created=_when(row.created),
         updated=_when(row.updated),
         messages=row.messages,

@@ -29,7 +29,7 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook
+from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook, tool_call
 from agentminutes.harness.cursor.vocabulary import HARNESS, TOOL_KINDS
 from agentminutes.schema import (
     NO_RAW,
@@ -37,13 +37,9 @@ from agentminutes.schema import (
     ContentBlock,
     Event,
     EventKind,
-    Meta,
     Origin,
     SystemEvent,
     Thinking,
-    ToolCall,
-    ToolKind,
-    ToolResult,
     UserMessage,
 )
 
@@ -129,11 +125,7 @@ class CursorAdapter(BaseAdapter):
         if not self.started:
             self.started = True
             out += self.opening(
-                Event(
-                    kind=EventKind.SESSION_META,
-                    provenance=self.prov(line, lineno),
-                    session_meta=Meta(harness=HARNESS, harness_version=self.effective_version),
-                )
+                self.session_meta(self.prov(line, lineno), harness_version=self.effective_version)
             )
         if rec.type == "turn_ended" and rec.role is None:
             out.append(self._turn_ended(rec, line, lineno))
@@ -255,12 +247,7 @@ class CursorAdapter(BaseAdapter):
         return Event(
             kind=EventKind.TOOL_RESULT,
             provenance=self.prov(line, lineno),
-            tool_result=ToolResult(
-                tool_call_id=call_id,
-                tool_name=self.tool_names.get(call_id, ""),
-                is_error=b.is_error,
-                content=content or None,
-            ),
+            tool_result=self.tool_result(call_id, content, is_error=b.is_error),
         )
 
     def _assistant(self, blocks: list[_Block], line: bytes, lineno: int, out: list[Event]) -> None:
@@ -290,12 +277,7 @@ class CursorAdapter(BaseAdapter):
                         kind=EventKind.TOOL_CALL,
                         message_id=mid,
                         provenance=self.prov(line, lineno),
-                        tool_call=ToolCall(
-                            tool_call_id=call_id,
-                            name=name,
-                            kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                            input=b.input or NO_RAW,
-                        ),
+                        tool_call=tool_call(call_id, name, b.input or NO_RAW, TOOL_KINDS),
                     )
                 )
             else:

@@ -40,27 +40,19 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import (
-    BaseAdapter,
-    Confidence,
-    ParseOptions,
-    SkipHook,
-    first_line,
-    newer_format,
-)
+from agentminutes.harness._anthropic_wire import Block
+from agentminutes.harness._entries import Entry, EntryAdapter
+from agentminutes.harness.base import Confidence, first_line, tool_call
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
     EventKind,
-    Meta,
     Origin,
     SystemEvent,
     Thinking,
-    ToolCall,
     ToolKind,
-    ToolResult,
     UserMessage,
 )
 from agentminutes.timestamps import valid_timestamp
@@ -73,13 +65,7 @@ HARNESS: Final = "droid"
 FORMAT_VERSION: Final = 2
 
 
-class _Record(msgspec.Struct, rename="camel"):
-    type: str | None = None
-    id: str | None = None
-    parent_id: str | None = None
-    timestamp: str | None = None
-    version: int | float | str | None = None
-    cwd: str | None = None
+class _Record(Entry, rename="camel"):
     title: str | None = None
     message: Raw = NO_RAW
     reason: str | None = None
@@ -94,23 +80,10 @@ class _Message(msgspec.Struct, rename="camel"):
     stop_reason: str | None = None
 
 
-class _Block(msgspec.Struct):
-    type: str | None = None
-    text: str | None = None
-    thinking: str | None = None
-    signature: str | None = None
-    id: str | None = None
-    name: str | None = None
-    input: Raw = NO_RAW
-    tool_use_id: str | None = None
-    is_error: bool | None = None
-    content: Raw = NO_RAW
-
-
 _decode_record = msgspec.json.Decoder(_Record).decode
 _decode_message = msgspec.json.Decoder(_Message).decode
 _decode_content = msgspec.json.Decoder(str | list[Raw] | None).decode
-_decode_block = msgspec.json.Decoder(_Block).decode
+_decode_block = msgspec.json.Decoder(Block).decode
 
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
@@ -141,16 +114,12 @@ class _Malformed(Exception):
     """A record whose content does not have the recorded shape."""
 
 
-class DroidAdapter(BaseAdapter):
+class DroidAdapter(EntryAdapter):
     """Parses Factory Droid session files (format version 2)."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.225.2"
-
-    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
-        super().__init__(options, on_skip=on_skip)
-        self.meta_sent = False
-        self.format_version = 0
+    newest_format: ClassVar[int] = FORMAT_VERSION
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -173,67 +142,29 @@ class DroidAdapter(BaseAdapter):
         kind = rec.type or ""
         if kind not in RECORD_TYPES:
             reason = f'unrecognized record type "{kind}"' if kind else "record has no type"
-            return [self.unknown_or_fail(kind, line, lineno, self._drift(reason))]
+            return [self.unknown_or_fail(kind, line, lineno, self.drift(reason))]
         out: list[Event] = []
         if kind == "session_start":
             self._start(rec, line, lineno, out)
             return out
-        if not self.meta_sent:
-            self.meta_sent = True
-            out.append(self._meta(rec, line, lineno, header=False))
+        self.open_once(rec, line, lineno, out, header=False)
         try:
             if kind == "message":
                 self._message(rec, line, lineno, out)
             else:
                 text = rec.reason or "" if kind == "agent_turn_outcome" else ""
                 out.append(
-                    self._event(
-                        rec,
-                        line,
-                        lineno,
-                        kind=EventKind.SYSTEM,
-                        system=SystemEvent(subtype=kind, text=text, details=Raw(line)),
+                    self.stamp(rec, line, lineno).system(
+                        SystemEvent(subtype=kind, text=text, details=Raw(line))
                     )
                 )
         except _Malformed as exc:
             out.append(self.unknown_or_fail(kind, line, lineno, str(exc)))
         return out
 
-    def _drift(self, reason: str) -> str:
-        if self.format_version > FORMAT_VERSION:
-            recorded = f"a session of format v{self.format_version}"
-            return newer_format(reason, recorded, f"v{FORMAT_VERSION}")
-        return reason
-
-    def _event(self, rec: _Record, line: bytes, lineno: int, **payload: object) -> Event:
-        return Event(
-            timestamp=valid_timestamp(rec.timestamp),
-            id=rec.id or "",
-            parent_id=rec.parent_id or "",
-            provenance=self.prov(line, lineno),
-            **payload,  # type: ignore[arg-type]
-        )
-
-    def _meta(self, rec: _Record, line: bytes, lineno: int, *, header: bool) -> Event:
-        return Event(
-            kind=EventKind.SESSION_META,
-            timestamp=valid_timestamp(rec.timestamp),
-            provenance=self.prov(line, lineno),
-            session_meta=Meta(
-                harness=HARNESS,
-                harness_version=self.options.harness_version,
-                session_id=(rec.id or "") if header else "",
-                cwd=(rec.cwd or "") if header else "",
-            ),
-        )
-
     def _start(self, rec: _Record, line: bytes, lineno: int, out: list[Event]) -> None:
-        version = rec.version
-        if isinstance(version, int | float) and not isinstance(version, bool):
-            self.format_version = int(version)
-        if not self.meta_sent:
-            self.meta_sent = True
-            out.append(self._meta(rec, line, lineno, header=True))
+        self.read_format(rec.version)
+        self.open_once(rec, line, lineno, out, header=True)
         out.append(
             Event(
                 kind=EventKind.SYSTEM,
@@ -262,7 +193,7 @@ class DroidAdapter(BaseAdapter):
             self._assistant(rec, msg, blocks or [], line, lineno, out)
         else:
             reason = f'unrecognized message role "{role}"' if role else "message has no role"
-            raise _Malformed(self._drift(reason))
+            raise _Malformed(self.drift(reason))
 
     def _user(
         self, rec: _Record, blocks: list[Raw], line: bytes, lineno: int, out: list[Event]
@@ -274,19 +205,13 @@ class DroidAdapter(BaseAdapter):
             if b.type == "text":
                 content.append(ContentBlock(kind="text", text=b.text or ""))
             elif b.type == "tool_result":
-                call_id = b.tool_use_id or ""
                 results.append(
-                    self._event(
-                        rec,
-                        line,
-                        lineno,
-                        kind=EventKind.TOOL_RESULT,
-                        tool_result=ToolResult(
-                            tool_call_id=call_id,
-                            tool_name=self.tool_names.get(call_id, ""),
+                    self.stamp(rec, line, lineno).tool_result(
+                        self.tool_result(
+                            b.tool_use_id or "",
+                            _result_blocks(b.content),
                             is_error=bool(b.is_error),
-                            content=_result_blocks(b.content) or None,
-                        ),
+                        )
                     )
                 )
             elif b.type == "image":
@@ -296,15 +221,11 @@ class DroidAdapter(BaseAdapter):
         if content or not results:
             injected = (rec.id or "").startswith("context-")
             out.append(
-                self._event(
-                    rec,
-                    line,
-                    lineno,
-                    kind=EventKind.USER_MESSAGE,
-                    user_message=UserMessage(
+                self.stamp(rec, line, lineno).user_message(
+                    UserMessage(
                         origin=Origin.HARNESS if injected else Origin.HUMAN,
                         content=content or None,
-                    ),
+                    )
                 )
             )
         out.extend(results)
@@ -327,13 +248,8 @@ class DroidAdapter(BaseAdapter):
                 text.append(ContentBlock(kind="text", text=b.text or ""))
             elif b.type == "thinking":
                 out.append(
-                    self._event(
-                        rec,
-                        line,
-                        lineno,
-                        kind=EventKind.THINKING,
-                        message_id=message_id,
-                        thinking=Thinking(text=b.thinking or "", signature=b.signature or ""),
+                    self.stamp(rec, line, lineno, message_id=message_id).thinking(
+                        Thinking(text=b.thinking or "", signature=b.signature or "")
                     )
                 )
             elif b.type == "tool_use":
@@ -342,41 +258,26 @@ class DroidAdapter(BaseAdapter):
                 name = b.name or ""
                 self.name_call(call_id, name)
                 out.append(
-                    self._event(
-                        rec,
-                        line,
-                        lineno,
-                        kind=EventKind.TOOL_CALL,
-                        message_id=message_id,
-                        tool_call=ToolCall(
-                            tool_call_id=call_id,
-                            name=name,
-                            kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                            input=b.input,
-                        ),
+                    self.stamp(rec, line, lineno, message_id=message_id).tool_call(
+                        tool_call(call_id, name, b.input, TOOL_KINDS)
                     )
                 )
             else:
                 raise _Malformed(
-                    self._drift(f'unrecognized assistant content block "{b.type or ""}"')
+                    self.drift(f'unrecognized assistant content block "{b.type or ""}"')
                 )
         out.append(
-            self._event(
-                rec,
-                line,
-                lineno,
-                kind=EventKind.ASSISTANT_MESSAGE,
-                message_id=message_id,
-                assistant_message=AssistantMessage(
+            self.stamp(rec, line, lineno, message_id=message_id).assistant_message(
+                AssistantMessage(
                     model=msg.model_id or "",
                     content=text or None,
                     stop_reason=msg.stop_reason or ("tool_use" if calls else ""),
-                ),
+                )
             )
         )
 
 
-def _block(raw: Raw) -> _Block:
+def _block(raw: Raw) -> Block:
     try:
         return _decode_block(raw)
     except _DECODE_ERRORS as exc:

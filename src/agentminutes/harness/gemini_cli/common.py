@@ -6,8 +6,7 @@ from msgspec import Raw
 
 from agentminutes.harness.base import BaseAdapter, ParseOptions, SkipHook
 from agentminutes.harness.gemini_cli.records import _Record
-from agentminutes.harness.gemini_cli.vocabulary import HARNESS
-from agentminutes.schema import Event, EventKind, Meta, Provenance
+from agentminutes.schema import Event, Provenance
 from agentminutes.timestamps import valid_timestamp
 
 
@@ -77,16 +76,11 @@ class GeminiCommon(BaseAdapter):
         subagent = rec is not None and rec.kind == "subagent"
         session_id = (rec.session_id or "") if rec is not None else ""
         out.append(
-            Event(
-                kind=EventKind.SESSION_META,
+            self.session_meta(
+                self._prov(src),
                 timestamp=valid_timestamp(rec.start_time) if rec is not None else "",
-                provenance=self._prov(src),
-                session_meta=Meta(
-                    harness=HARNESS,
-                    harness_version=self.options.harness_version,
-                    session_id=session_id,
-                    subagent_id=session_id if subagent else "",
-                    is_subagent=subagent,
-                ),
+                session_id=session_id,
+                subagent_id=session_id if subagent else "",
+                is_subagent=subagent,
             )
         )

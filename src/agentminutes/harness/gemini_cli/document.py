@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Final
+from collections.abc import Callable, Iterator
+from typing import Final, TypeVar
 
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._gemini_wire import decode_content
 from agentminutes.harness.base import Confidence
 from agentminutes.harness.gemini_cli.common import _Rejected, _Src
 from agentminutes.harness.gemini_cli.messages import MessagesMixin
 from agentminutes.harness.gemini_cli.records import (
     _DECODE_ERRORS,
-    _decode_content,
     _decode_list,
     _decode_log_entry,
     _decode_named,
@@ -25,6 +26,8 @@ from agentminutes.harness.gemini_cli.records import (
 )
 from agentminutes.schema import ContentBlock, Event, EventKind, Origin, SystemEvent, UserMessage
 from agentminutes.timestamps import valid_timestamp
+
+_T = TypeVar("_T")
 
 _SPAN_TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(?:\s*:)?|[\[\]{}]', re.DOTALL)
 _BYTE_POS: Final = re.compile(r"byte (\d+)")
@@ -70,6 +73,28 @@ class DocumentMixin(MessagesMixin):
         else:
             self._contents(None, doc, None, first, out, items=top)
 
+    def _elements(
+        self,
+        doc: _Document,
+        key: bytes | None,
+        items: list[Raw],
+        first: _Src,
+        decode: Callable[[Raw], _T],
+        what: str,
+    ) -> Iterator[tuple[_T, _Src]]:
+        """Each of *items*, the array at *key* (``None``: the document), decoded, and where it stands.
+
+        An element that does not decode is rejected as a malformed *what*.
+        """
+        spans = doc.spans(key, len(items))
+        for item, span in zip(items, spans, strict=True):
+            src = doc.src(*span) if span else first
+            try:
+                value = decode(item)
+            except _DECODE_ERRORS as exc:
+                raise self._reject("", src, f"malformed {what}: {exc}") from None
+            yield value, src
+
     def _legacy_session(
         self, top: dict[str, Raw], doc: _Document, first: _Src, out: list[Event]
     ) -> None:
@@ -81,13 +106,7 @@ class DocumentMixin(MessagesMixin):
         self._header(rec, first, out, details=Raw(msgspec.json.encode(header)))
         messages = top.get("messages")
         items = (_decode_list(messages) if messages else None) or []
-        spans = doc.spans(b"messages", len(items))
-        for item, span in zip(items, spans, strict=True):
-            src = doc.src(*span) if span else first
-            try:
-                rec = _decode_record(item)
-            except _DECODE_ERRORS as exc:
-                raise self._reject("", src, f"malformed message: {exc}") from None
+        for rec, src in self._elements(doc, b"messages", items, first, _decode_record, "message"):
             self._message(rec, src, out)
 
     def _contents(
@@ -107,13 +126,7 @@ class DocumentMixin(MessagesMixin):
                 items = (_decode_list(raw) if raw else None) or []
             except _DECODE_ERRORS as exc:
                 raise self._reject("", first, f"malformed history: {exc}") from None
-        spans = doc.spans(key, len(items))
-        for item, span in zip(items, spans, strict=True):
-            src = doc.src(*span) if span else first
-            try:
-                content = _decode_content(item)
-            except _DECODE_ERRORS as exc:
-                raise self._reject("", src, f"malformed content: {exc}") from None
+        for content, src in self._elements(doc, key, items, first, decode_content, "content"):
             role = content.role or ""
             if role == "user":
                 self._user(_Record(type="user", parts=content.parts), src, out)
@@ -147,14 +160,8 @@ class DocumentMixin(MessagesMixin):
             )
 
     def _logs(self, items: list[Raw], doc: _Document, first: _Src, out: list[Event]) -> None:
-        spans = doc.spans(None, len(items))
         session = None
-        for item, span in zip(items, spans, strict=True):
-            src = doc.src(*span) if span else first
-            try:
-                entry = _decode_log_entry(item)
-            except _DECODE_ERRORS as exc:
-                raise self._reject("", src, f"malformed log entry: {exc}") from None
+        for entry, src in self._elements(doc, None, items, first, _decode_log_entry, "log entry"):
             if entry.type != "user":
                 raise self._reject(
                     entry.type or "", src, f'unrecognized log entry type "{entry.type or ""}"'

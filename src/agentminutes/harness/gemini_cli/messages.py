@@ -4,23 +4,26 @@ from __future__ import annotations
 
 from msgspec import Raw
 
+from agentminutes.harness._gemini_wire import (
+    Part,
+    decode_function_call,
+    decode_function_response,
+    decode_part,
+    decode_response,
+    part_blocks,
+)
+from agentminutes.harness.base import tool_call
 from agentminutes.harness.gemini_cli.common import GeminiCommon, _Held, _Src
 from agentminutes.harness.gemini_cli.records import (
     _DECODE_ERRORS,
-    _decode_blob,
     _decode_fields,
-    _decode_function_call,
-    _decode_function_response,
     _decode_list,
     _decode_number,
-    _decode_part,
     _decode_parts,
     _decode_record,
-    _decode_response,
     _decode_str,
     _decode_thoughts,
     _decode_tool_calls,
-    _Part,
     _Record,
     _ToolCallRecord,
 )
@@ -42,9 +45,6 @@ from agentminutes.schema import (
     SystemEvent,
     Thinking,
     TokenUsage,
-    ToolCall,
-    ToolKind,
-    ToolResult,
     UserMessage,
 )
 from agentminutes.timestamps import valid_timestamp
@@ -223,12 +223,7 @@ class MessagesMixin(GeminiCommon):
                 id=message_id,
                 message_id=message_id,
                 provenance=self._prov(src),
-                tool_call=ToolCall(
-                    tool_call_id=call_id,
-                    name=name,
-                    kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                    input=args,
-                ),
+                tool_call=tool_call(call_id, name, args, TOOL_KINDS),
             )
         )
 
@@ -255,7 +250,7 @@ class MessagesMixin(GeminiCommon):
                         blocks.extend(got)
                         failed = failed or (error and call.status is None)
                     else:
-                        blocks.extend(self._blocks(part, raw))
+                        blocks.extend(part_blocks(part, raw))
         if call_id:
             self.results_sent.add(call_id)
         display = call.result_display
@@ -268,12 +263,8 @@ class MessagesMixin(GeminiCommon):
                 id=message_id,
                 message_id=message_id,
                 provenance=self._prov(src),
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=call.name or self.tool_names.get(call_id, ""),
-                    is_error=failed,
-                    content=blocks or None,
-                    enrichment=display,
+                tool_result=self.tool_result(
+                    call_id, blocks, is_error=failed, name=call.name or "", enrichment=display
                 ),
             )
         )
@@ -309,7 +300,7 @@ class MessagesMixin(GeminiCommon):
                         part.function_response, ts, message_id, src, out
                     )
                 else:
-                    blocks.extend(self._blocks(part, raw))
+                    blocks.extend(part_blocks(part, raw))
         if results_only:
             return
         if not blocks and responses:
@@ -335,7 +326,7 @@ class MessagesMixin(GeminiCommon):
     ) -> int:
         """A function response as a tool result, unless one was emitted for its call (0)."""
         try:
-            fr = _decode_function_response(raw)
+            fr = decode_function_response(raw)
         except _DECODE_ERRORS as exc:
             raise self._reject("user", src, f"malformed function response: {exc}") from None
         call_id = fr.id or ""
@@ -350,12 +341,7 @@ class MessagesMixin(GeminiCommon):
                 timestamp=ts,
                 id=message_id,
                 provenance=self._prov(src),
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=fr.name or self.tool_names.get(call_id, ""),
-                    is_error=error,
-                    content=blocks or None,
-                ),
+                tool_result=self.tool_result(call_id, blocks, is_error=error, name=fr.name or ""),
             )
         )
         return 1
@@ -363,8 +349,8 @@ class MessagesMixin(GeminiCommon):
     def _response_blocks(self, raw: Raw, src: _Src) -> tuple[list[ContentBlock], bool]:
         """A function response's content, and whether it reports an error."""
         try:
-            fr = _decode_function_response(raw)
-            resp = _decode_response(fr.response) if fr.response else None
+            fr = decode_function_response(raw)
+            resp = decode_response(fr.response) if fr.response else None
         except _DECODE_ERRORS as exc:
             raise self._reject("gemini", src, f"malformed function response: {exc}") from None
         if resp is None:
@@ -403,18 +389,18 @@ class MessagesMixin(GeminiCommon):
 
     # -- parts -------------------------------------------------------------
 
-    def _decode_content(self, content: Raw, kind: str, src: _Src) -> str | list[Raw] | _Part | None:
+    def _decode_content(self, content: Raw, kind: str, src: _Src) -> str | list[Raw] | Part | None:
         if not content:
             return None
         try:
-            value: str | list[Raw] | _Part | None = _decode_parts(content)
+            value: str | list[Raw] | Part | None = _decode_parts(content)
         except _DECODE_ERRORS as exc:
             raise self._reject(kind, src, f"malformed {kind} content: {exc}") from None
         return value
 
-    def _part(self, raw: Raw, src: _Src) -> _Part:
+    def _part(self, raw: Raw, src: _Src) -> Part:
         try:
-            return _decode_part(raw)
+            return decode_part(raw)
         except _DECODE_ERRORS as exc:
             raise self._reject("", src, f"malformed content part: {exc}") from None
 
@@ -436,33 +422,15 @@ class MessagesMixin(GeminiCommon):
                 thoughts.append((part.text or "", part.thought_signature or ""))
             elif part.function_call:
                 try:
-                    fc = _decode_function_call(part.function_call)
+                    fc = decode_function_call(part.function_call)
                 except _DECODE_ERRORS as exc:
                     raise self._reject("gemini", src, f"malformed function call: {exc}") from None
                 calls.append((fc.id or "", fc.name or "", fc.args))
             elif part.function_response:
                 continue
             else:
-                blocks.extend(self._blocks(part, raw))
+                blocks.extend(part_blocks(part, raw))
         return blocks, thoughts, calls
-
-    def _blocks(self, part: _Part, raw: Raw) -> list[ContentBlock]:
-        if part.text is not None:
-            return [ContentBlock(kind="text", text=part.text)] if part.text else []
-        blob = part.inline_data or part.file_data
-        if blob:
-            try:
-                b = _decode_blob(blob)
-            except _DECODE_ERRORS:
-                return [ContentBlock(kind="other", raw=raw)]
-            mime = b.mime_type or ""
-            if part.file_data:
-                return [
-                    ContentBlock(kind="resource", mime_type=mime, uri=b.file_uri or "", raw=raw)
-                ]
-            kind = "image" if mime.startswith("image/") else "document"
-            return [ContentBlock(kind=kind, mime_type=mime, raw=raw)]
-        return [ContentBlock(kind="other", raw=raw)]
 
     def _usage(self, raw: Raw, src: _Src) -> TokenUsage | None:
         if not raw:
@@ -485,7 +453,7 @@ class MessagesMixin(GeminiCommon):
         )
 
 
-def _part_list(value: str | list[Raw] | _Part | None, raw: Raw) -> list[Raw]:
+def _part_list(value: str | list[Raw] | Part | None, raw: Raw) -> list[Raw]:
     """Content parts as a list of raw parts (a single part object becomes a list of one)."""
     if value is None or isinstance(value, str):
         return []

@@ -1,4 +1,7 @@
-"""The Gemini CLI records as msgspec decodes them: messages, tool calls, parts, their decoders."""
+"""The Gemini CLI records as msgspec decodes them: messages, tool calls, their decoders.
+
+The Gemini API's own shapes inside them (content parts) are :mod:`agentminutes.harness._gemini_wire`'s.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._gemini_wire import Part
 from agentminutes.schema import NO_RAW
 
 
@@ -47,43 +51,6 @@ class _Thought(msgspec.Struct):
     timestamp: str | None = None
 
 
-class _Part(msgspec.Struct, rename="camel"):
-    text: str | None = None
-    thought: bool | None = None
-    thought_signature: str | None = None
-    inline_data: Raw = NO_RAW
-    file_data: Raw = NO_RAW
-    function_call: Raw = NO_RAW
-    function_response: Raw = NO_RAW
-
-
-class _Blob(msgspec.Struct, rename="camel"):
-    mime_type: str | None = None
-    file_uri: str | None = None
-
-
-class _FunctionCall(msgspec.Struct):
-    id: str | None = None
-    name: str | None = None
-    args: Raw = NO_RAW
-
-
-class _FunctionResponse(msgspec.Struct):
-    id: str | None = None
-    name: str | None = None
-    response: Raw = NO_RAW
-
-
-class _Response(msgspec.Struct):
-    output: Raw = NO_RAW
-    error: Raw = NO_RAW
-
-
-class _Content(msgspec.Struct):
-    role: str | None = None
-    parts: Raw = NO_RAW
-
-
 class _LogEntry(msgspec.Struct, rename="camel"):
     session_id: str | None = None
     message_id: int | str | None = None
@@ -107,18 +74,12 @@ class _Named(msgspec.Struct):
 _decode_record = msgspec.json.Decoder(_Record).decode
 _decode_tool_calls = msgspec.json.Decoder(list[_ToolCallRecord] | None).decode
 _decode_thoughts = msgspec.json.Decoder(list[_Thought] | None).decode
-_decode_parts = msgspec.json.Decoder(str | list[Raw] | _Part | None).decode
-_decode_part = msgspec.json.Decoder(_Part).decode
-_decode_blob = msgspec.json.Decoder(_Blob).decode
-_decode_function_call = msgspec.json.Decoder(_FunctionCall).decode
-_decode_function_response = msgspec.json.Decoder(_FunctionResponse).decode
-_decode_response = msgspec.json.Decoder(_Response | None).decode
+_decode_parts = msgspec.json.Decoder(str | list[Raw] | Part | None).decode
 _decode_str = msgspec.json.Decoder(str).decode
 _decode_fields = msgspec.json.Decoder(dict[str, Raw] | None).decode
 _decode_number = msgspec.json.Decoder(int | float | None).decode
 _decode_list = msgspec.json.Decoder(list[Raw] | None).decode
 _decode_top = msgspec.json.Decoder(list[Raw] | dict[str, Raw]).decode
-_decode_content = msgspec.json.Decoder(_Content).decode
 _decode_log_entry = msgspec.json.Decoder(_LogEntry).decode
 _decode_tool_checkpoint = msgspec.json.Decoder(_ToolCheckpoint).decode
 _decode_named = msgspec.json.Decoder(_Named).decode

@@ -38,17 +38,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._rows_tail import RowsTail
-from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply
+from agentminutes.harness._rows_tail import RowsTail, session_prints
+from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply, last_reply
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness._whole_json import ms_time
-from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession, document_path
+from agentminutes.harness.base import ConversationInfo, DocumentSession, document_path, listed_title
 from agentminutes.harness.goose.vocabulary import CONTENT_TYPES, HARNESS, tool_kind
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
     Meta,
     Origin,
     SystemEvent,
@@ -163,14 +163,7 @@ class GooseAdapter(SqliteAdapter):
     last_checked: ClassVar[str] = "1.20.0"
     tables: ClassVar[frozenset[str]] = _TABLES
     store_name: ClassVar[str] = "a Goose database"
-
-    @classmethod
-    def sniff(cls, head: bytes) -> Confidence:
-        if not head.startswith(b"SQLite format 3\x00"):
-            return Confidence.NO_MATCH
-        if b"content_json" in head and b"created_timestamp" in head:
-            return Confidence.CERTAIN
-        return Confidence.NO_MATCH
+    head_marks: ClassVar[tuple[bytes, ...]] = (b"content_json", b"created_timestamp")
 
     # -- reading ------------------------------------------------------------------------
 
@@ -197,20 +190,13 @@ class GooseAdapter(SqliteAdapter):
 
     def fingerprints(self, conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
         """Per session: its row's change time and totals, its messages' count and size."""
-        prints: dict[str, tuple[Any, ...]] = {
-            str(r[0]): tuple(r)
-            for r in conn.execute(
-                "SELECT id, updated_at, accumulated_input_tokens, accumulated_output_tokens"
-                " FROM sessions"
-            )
-        }
-        for sid, n, last, size in conn.execute(
+        return session_prints(
+            conn,
+            "SELECT id, updated_at, accumulated_input_tokens, accumulated_output_tokens"
+            " FROM sessions",
             "SELECT session_id, COUNT(*), MAX(id), SUM(LENGTH(CAST(content_json AS BLOB)))"
-            " FROM messages GROUP BY session_id"
-        ):
-            if str(sid) in prints:
-                prints[str(sid)] += (n, last, size)
-        return prints
+            " FROM messages GROUP BY session_id",
+        )
 
     def settled_events(
         self, conn: sqlite3.Connection, session_id: str, *, final: bool
@@ -256,24 +242,14 @@ class GooseAdapter(SqliteAdapter):
                 "accumulated_cost": row.cost,
             }
         )
-        events = [
-            Event(
-                kind=EventKind.SESSION_META,
-                timestamp=_sql_time(row.created),
-                id=row.id,
-                provenance=self.record_prov(Raw(raw), 1) if messages else None,
-                session_meta=meta,
-            )
-        ]
-        last: Event | None = None
+        prov = self.record_prov(Raw(raw), 1) if messages else None
+        events = [Stamp(_sql_time(row.created), prov, id=row.id).session_meta(meta)]
         for n, msg in enumerate(messages, 1):
-            reply = self._message(msg, n, model, events)
-            if reply is not None:
-                last = reply
-        recorded = row.input_tokens or row.output_tokens or row.cost
-        if recorded and last is not None and last.assistant_message is not None:
+            self._message(msg, n, model, events)
+        reply = last_reply(events)
+        if reply is not None and (row.input_tokens or row.output_tokens or row.cost):
             extra = {"scope": Raw(b'"session"')}
-            last.assistant_message.usage = TokenUsage(
+            reply.usage = TokenUsage(
                 input_tokens=row.input_tokens or 0,
                 output_tokens=row.output_tokens or 0,
                 cost=row.cost,
@@ -281,16 +257,18 @@ class GooseAdapter(SqliteAdapter):
             )
         return events
 
-    def _message(self, msg: _MessageRow, n: int, model: str, out: list[Event]) -> Event | None:
+    def _message(self, msg: _MessageRow, n: int, model: str, out: list[Event]) -> None:
         record = _record(msg)
         prov = self.record_prov(Raw(record), n)
         ts = ms_time(msg.created * 1000) if msg.created else ""
+        said = Stamp(ts, prov, id=msg.id)
+        part = Stamp(ts, prov, message_id=msg.id)
         try:
             raws = _decode_contents(msg.content)
             contents = [_decode_content(r) for r in raws]
         except _DECODE_ERRORS as exc:
             out.append(self.unknown_or_fail("message", record, n, f"malformed content: {exc}"))
-            return None
+            return
         for c in contents:
             if c.type not in CONTENT_TYPES:
                 out.append(
@@ -298,14 +276,14 @@ class GooseAdapter(SqliteAdapter):
                         f"content/{c.type}", record, n, f'unrecognized content type "{c.type}"'
                     )
                 )
-                return None
+                return
         if msg.role not in ("user", "assistant"):
             out.append(
                 self.unknown_or_fail(
                     f"message/{msg.role}", record, n, f'unrecognized message role "{msg.role}"'
                 )
             )
-            return None
+            return
         seen = _Visibility()
         if msg.metadata:
             try:
@@ -314,16 +292,9 @@ class GooseAdapter(SqliteAdapter):
                 seen = _Visibility()
         if not seen.agent_visible:
             text = "\n".join(c.text or "" for c in contents if c.type == "text")
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=ts,
-                    id=msg.id,
-                    provenance=prov,
-                    system=SystemEvent(subtype="ui_message", text=text, details=Raw(msg.content)),
-                )
-            )
-            return None
+            shown = SystemEvent(subtype="ui_message", text=text, details=Raw(msg.content))
+            out.append(said.system(shown))
+            return
         texts: list[ContentBlock] = []
         for raw, c in zip(raws, contents, strict=True):
             if c.type == "text":
@@ -331,55 +302,24 @@ class GooseAdapter(SqliteAdapter):
             elif c.type == "image":
                 texts.append(ContentBlock(kind="image", mime_type=c.mime_type or "", raw=raw))
             elif c.type in ("thinking", "redactedThinking"):
-                out.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=ts,
-                        message_id=msg.id,
-                        provenance=prov,
-                        thinking=Thinking(text=c.thinking or "", signature=c.signature or ""),
-                    )
-                )
+                thought = Thinking(text=c.thinking or "", signature=c.signature or "")
+                out.append(part.thinking(thought))
             elif c.type in ("toolRequest", "frontendToolRequest"):
-                out.append(self._call(c, msg, prov, ts))
+                out.append(part.tool_call(self._call(c)))
             elif c.type == "toolResponse":
-                out.append(self._result(c, msg, prov, ts))
+                out.append(said.tool_result(self._result(c)))
             else:
                 text = c.msg or c.tool_name or ""
-                out.append(
-                    Event(
-                        kind=EventKind.SYSTEM,
-                        timestamp=ts,
-                        message_id=msg.id,
-                        provenance=prov,
-                        system=SystemEvent(subtype=c.type, text=text, details=raw),
-                    )
-                )
+                out.append(part.system(SystemEvent(subtype=c.type, text=text, details=raw)))
         if msg.role == "user":
             if texts or not contents:
                 origin = Origin.HUMAN if seen.user_visible else Origin.HARNESS
-                out.append(
-                    Event(
-                        kind=EventKind.USER_MESSAGE,
-                        timestamp=ts,
-                        id=msg.id,
-                        provenance=prov,
-                        user_message=UserMessage(origin=origin, content=texts or None),
-                    )
-                )
-            return None
-        reply = Event(
-            kind=EventKind.ASSISTANT_MESSAGE,
-            timestamp=ts,
-            id=msg.id,
-            message_id=msg.id,
-            provenance=prov,
-            assistant_message=AssistantMessage(model=model, content=texts or None),
-        )
-        out.append(reply)
-        return reply
+                out.append(said.user_message(UserMessage(origin=origin, content=texts or None)))
+            return
+        whole = Stamp(ts, prov, id=msg.id, message_id=msg.id)
+        out.append(whole.assistant_message(AssistantMessage(model=model, content=texts or None)))
 
-    def _call(self, c: _Content, msg: _MessageRow, prov: Any, ts: str) -> Event:
+    def _call(self, c: _Content) -> ToolCall:
         name, args = "", NO_RAW
         if c.tool_call:
             try:
@@ -390,17 +330,9 @@ class GooseAdapter(SqliteAdapter):
                 pass
         call_id = c.id or ""
         self.name_call(call_id, name)
-        return Event(
-            kind=EventKind.TOOL_CALL,
-            timestamp=ts,
-            message_id=msg.id,
-            provenance=prov,
-            tool_call=ToolCall(
-                tool_call_id=call_id, name=name, kind=tool_kind(name), input=args or NO_RAW
-            ),
-        )
+        return ToolCall(tool_call_id=call_id, name=name, kind=tool_kind(name), input=args or NO_RAW)
 
-    def _result(self, c: _Content, msg: _MessageRow, prov: Any, ts: str) -> Event:
+    def _result(self, c: _Content) -> ToolResult:
         call_id = c.id or ""
         failed = False
         content: list[ContentBlock] = []
@@ -431,17 +363,11 @@ class GooseAdapter(SqliteAdapter):
                     content.append(ContentBlock(kind="image", raw=item))
                 else:
                     content.append(ContentBlock(kind="other", raw=item))
-        return Event(
-            kind=EventKind.TOOL_RESULT,
-            timestamp=ts,
-            id=msg.id,
-            provenance=prov,
-            tool_result=ToolResult(
-                tool_call_id=call_id,
-                tool_name=self.tool_names.get(call_id, ""),
-                is_error=failed,
-                content=content or None,
-            ),
+        return ToolResult(
+            tool_call_id=call_id,
+            tool_name=self.tool_names.get(call_id, ""),
+            is_error=failed,
+            content=content or None,
         )
 
 
@@ -460,7 +386,7 @@ def _record(msg: _MessageRow) -> bytes:
 def _info(row: _SessionRow) -> ConversationInfo:
     return ConversationInfo(
         id=row.id,
-        title=" ".join(row.name.split())[:80],
+        title=listed_title(row.name),
         created=_sql_time(row.created),
         updated=_sql_time(row.updated),
         messages=row.messages,

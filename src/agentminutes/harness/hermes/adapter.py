@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
@@ -48,20 +49,19 @@ from msgspec import Raw
 
 from agentminutes.harness._export import epoch_rfc3339
 from agentminutes.harness._sqlite import SqliteAdapter
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import (
-    Confidence,
     ConversationInfo,
     DocumentSession,
     document_path,
     json_or_string,
+    listed_title,
 )
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
-    Meta,
     Origin,
     SystemEvent,
     Thinking,
@@ -146,12 +146,7 @@ class HermesAdapter(SqliteAdapter):
     tables: ClassVar[frozenset[str]] = TABLES
     store_name: ClassVar[str] = "a Hermes session store"
     store_noun: ClassVar[str] = "the session store"
-
-    @classmethod
-    def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"SQLite format 3\x00") and b"session_model_usage" in head:
-            return Confidence.CERTAIN
-        return Confidence.NO_MATCH
+    head_marks: ClassVar[tuple[bytes, ...]] = (b"session_model_usage",)
 
     def prepare(self, conn: sqlite3.Connection) -> None:
         conn.row_factory = sqlite3.Row
@@ -171,7 +166,7 @@ class HermesAdapter(SqliteAdapter):
         return [
             ConversationInfo(
                 id=str(r["id"]),
-                title=" ".join(str(r["title"] or "").split())[:80],
+                title=listed_title(str(r["title"] or "")),
                 created=_ts(r["started_at"]),
                 updated=_ts(r["ended_at"]),
                 messages=int(counts.get(r["id"], 0)),
@@ -221,7 +216,7 @@ class HermesAdapter(SqliteAdapter):
         events = self.build(session, messages, usage)
         info = ConversationInfo(
             id=sid,
-            title=" ".join(str(session.get("title") or "").split())[:80],
+            title=listed_title(str(session.get("title") or "")),
             created=_ts(session.get("started_at")),
             updated=_ts(session.get("ended_at")),
             messages=sum(1 for m in messages if m.get("role") in ("user", "assistant")),
@@ -233,40 +228,22 @@ class HermesAdapter(SqliteAdapter):
     ) -> list[Event]:
         """A session's events from its rows (record 1: the session; then messages, usage)."""
         sid = str(session.get("id") or "")
-        started = _ts(session.get("started_at"))
+        row = Stamp(_ts(session.get("started_at")), self.record_prov(NO_RAW, 1))
+        title = str(session.get("title") or "")
+        details = _row_json(session, ("system_prompt",))
         out = [
-            Event(
-                kind=EventKind.SESSION_META,
-                timestamp=started,
-                provenance=self.record_prov(NO_RAW, 1),
-                session_meta=Meta(
-                    harness=HARNESS,
-                    harness_version=self.options.harness_version,
-                    session_id=sid,
-                    cwd=str(session.get("cwd") or ""),
-                    git_branch=str(session.get("git_branch") or ""),
-                ),
+            self.session_meta(
+                row.provenance,
+                timestamp=row.timestamp,
+                session_id=sid,
+                cwd=str(session.get("cwd") or ""),
+                git_branch=str(session.get("git_branch") or ""),
             ),
-            Event(
-                kind=EventKind.SYSTEM,
-                timestamp=started,
-                provenance=self.record_prov(NO_RAW, 1),
-                system=SystemEvent(
-                    subtype="session",
-                    text=str(session.get("title") or ""),
-                    details=_row_json(session, ("system_prompt",)),
-                ),
-            ),
+            row.system(SystemEvent(subtype="session", text=title, details=details)),
         ]
         if session.get("system_prompt"):
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=started,
-                    provenance=self.record_prov(NO_RAW, 1),
-                    system=SystemEvent(subtype="system_prompt", text=str(session["system_prompt"])),
-                )
-            )
+            prompt = str(session["system_prompt"])
+            out.append(row.system(SystemEvent(subtype="system_prompt", text=prompt)))
         model = str(session.get("model") or "")
         n = 1
         for m in messages:
@@ -275,22 +252,13 @@ class HermesAdapter(SqliteAdapter):
         for u in usage:
             n += 1
             raw = _row_json(u)
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=_ts(u.get("last_seen")),
-                    provenance=self.record_prov(raw, n),
-                    system=SystemEvent(
-                        subtype="model_usage", text=str(u.get("model") or ""), details=raw
-                    ),
-                )
-            )
+            used = SystemEvent(subtype="model_usage", text=str(u.get("model") or ""), details=raw)
+            out.append(Stamp(_ts(u.get("last_seen")), self.record_prov(raw, n)).system(used))
         return out
 
     def _message(self, sid: str, model: str, m: dict[str, Any], n: int) -> list[Event]:
         raw = _row_json(m)
-        prov = self.record_prov(raw, n)
-        ts = _ts(m.get("timestamp"))
+        said = Stamp(_ts(m.get("timestamp")), self.record_prov(raw, n))
         role = str(m.get("role") or "")
         content = m.get("content")
         text = content if isinstance(content, str) else ""
@@ -298,55 +266,25 @@ class HermesAdapter(SqliteAdapter):
             return [
                 self.unknown_or_fail(role, bytes(raw), n, f'unrecognized message role "{role}"')
             ]
+        blocks = [ContentBlock(kind="text", text=text)] if text else None
         if role == "user":
-            return [
-                Event(
-                    kind=EventKind.USER_MESSAGE,
-                    timestamp=ts,
-                    provenance=prov,
-                    user_message=UserMessage(
-                        origin=Origin.HUMAN,
-                        content=[ContentBlock(kind="text", text=text)] if text else None,
-                    ),
-                )
-            ]
+            return [said.user_message(UserMessage(origin=Origin.HUMAN, content=blocks))]
         if role == "system":
-            return [
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=ts,
-                    provenance=prov,
-                    system=SystemEvent(subtype="system_message", text=text),
-                )
-            ]
+            return [said.system(SystemEvent(subtype="system_message", text=text))]
         if role == "tool":
             call_id = str(m.get("tool_call_id") or "")
-            return [
-                Event(
-                    kind=EventKind.TOOL_RESULT,
-                    timestamp=ts,
-                    provenance=prov,
-                    tool_result=ToolResult(
-                        tool_call_id=call_id,
-                        tool_name=str(m.get("tool_name") or self.tool_names.get(call_id, "")),
-                        is_error=_failed(text),
-                        content=[ContentBlock(kind="text", text=text)] if text else None,
-                    ),
-                )
-            ]
-        message_id = f"{sid}:{m.get('id')}"
+            result = ToolResult(
+                tool_call_id=call_id,
+                tool_name=str(m.get("tool_name") or self.tool_names.get(call_id, "")),
+                is_error=_failed(text),
+                content=blocks,
+            )
+            return [said.tool_result(result)]
+        part = replace(said, message_id=f"{sid}:{m.get('id')}")
         out: list[Event] = []
         thinking = m.get("reasoning_content") or m.get("reasoning")
         if isinstance(thinking, str) and thinking:
-            out.append(
-                Event(
-                    kind=EventKind.THINKING,
-                    timestamp=ts,
-                    message_id=message_id,
-                    provenance=prov,
-                    thinking=Thinking(text=thinking),
-                )
-            )
+            out.append(part.thinking(Thinking(text=thinking)))
         calls_raw = m.get("tool_calls")
         try:
             calls = _decode_calls(calls_raw) if isinstance(calls_raw, str) and calls_raw else None
@@ -357,34 +295,14 @@ class HermesAdapter(SqliteAdapter):
             name = str(fn.get("name") or "")
             call_id = call.id or call.call_id or ""
             self.name_call(call_id, name)
-            args = fn.get("arguments")
+            kind = TOOL_KINDS.get(name, ToolKind.OTHER)
+            args = _arguments(fn.get("arguments"))
             out.append(
-                Event(
-                    kind=EventKind.TOOL_CALL,
-                    timestamp=ts,
-                    message_id=message_id,
-                    provenance=prov,
-                    tool_call=ToolCall(
-                        tool_call_id=call_id,
-                        name=name,
-                        kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                        input=_arguments(args),
-                    ),
-                )
+                part.tool_call(ToolCall(tool_call_id=call_id, name=name, kind=kind, input=args))
             )
-        out.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=ts,
-                message_id=message_id,
-                provenance=prov,
-                assistant_message=AssistantMessage(
-                    model=model,
-                    content=[ContentBlock(kind="text", text=text)] if text else None,
-                    stop_reason=str(m.get("finish_reason") or ""),
-                ),
-            )
-        )
+        stop = str(m.get("finish_reason") or "")
+        reply = AssistantMessage(model=model, content=blocks, stop_reason=stop)
+        out.append(part.assistant_message(reply))
         return out
 
 

@@ -51,6 +51,7 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._export import epoch_rfc3339
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import (
     BaseAdapter,
     Confidence,
@@ -59,6 +60,7 @@ from agentminutes.harness.base import (
     first_line,
     json_or_string,
     newer_format,
+    tool_call,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -66,15 +68,12 @@ from agentminutes.schema import (
     ContentBlock,
     Event,
     EventKind,
-    Meta,
     Origin,
     Provenance,
     SystemEvent,
     Thinking,
     TokenUsage,
-    ToolCall,
     ToolKind,
-    ToolResult,
     UserMessage,
 )
 
@@ -312,15 +311,8 @@ class KimiAdapter(BaseAdapter):
             return newer_format(reason, recorded, PROTOCOL_VERSION)
         return reason
 
-    def _prov(self, line: bytes, lineno: int) -> Provenance:
-        return self.prov(line, lineno)
-
     def _meta(self, line: bytes, lineno: int) -> Event:
-        return Event(
-            kind=EventKind.SESSION_META,
-            provenance=self._prov(line, lineno),
-            session_meta=Meta(harness=HARNESS, harness_version=self.options.harness_version),
-        )
+        return self.session_meta(self.prov(line, lineno))
 
     def _metadata(self, rec: _Line, line: bytes, lineno: int) -> list[Event]:
         self.protocol = rec.protocol_version or ""
@@ -331,7 +323,7 @@ class KimiAdapter(BaseAdapter):
         out.append(
             Event(
                 kind=EventKind.SYSTEM,
-                provenance=self._prov(line, lineno),
+                provenance=self.prov(line, lineno),
                 system=SystemEvent(subtype="metadata", text=self.protocol, details=Raw(line)),
             )
         )
@@ -357,15 +349,8 @@ class KimiAdapter(BaseAdapter):
         if kind in ("TurnBegin", "SteerInput"):
             self._close(agent, None, None, out)
             out.append(
-                self._event(
-                    agent,
-                    timestamp,
-                    line,
-                    lineno,
-                    kind=EventKind.USER_MESSAGE,
-                    user_message=UserMessage(
-                        origin=Origin.HUMAN, content=_parts(payload.user_input) or None
-                    ),
+                self._stamp(agent, timestamp, line, lineno).user_message(
+                    UserMessage(origin=Origin.HUMAN, content=_parts(payload.user_input) or None)
                 )
             )
         elif kind == "ContentPart":
@@ -386,15 +371,9 @@ class KimiAdapter(BaseAdapter):
         else:
             self._system(kind, payload, env.payload, agent, timestamp, line, lineno, out)
 
-    def _event(
-        self, agent: str, timestamp: str, line: bytes, lineno: int, **payload: object
-    ) -> Event:
-        return Event(
-            timestamp=timestamp,
-            agent_id=agent,
-            provenance=self._prov(line, lineno),
-            **payload,  # type: ignore[arg-type]
-        )
+    def _stamp(self, agent: str, timestamp: str, line: bytes, lineno: int) -> Stamp:
+        """What an event of the wire message on line *lineno* carries, for *agent*'s step."""
+        return Stamp(timestamp, self.prov(line, lineno), agent_id=agent)
 
     def _step(self, agent: str, timestamp: str, line: bytes, lineno: int) -> _Step:
         step = self.steps.get(agent)
@@ -414,13 +393,8 @@ class KimiAdapter(BaseAdapter):
             step.text.append(ContentBlock(kind="text", text=payload.text or ""))
         elif part == "think":
             step.thinking.append(
-                self._event(
-                    agent,
-                    timestamp,
-                    line,
-                    lineno,
-                    kind=EventKind.THINKING,
-                    thinking=Thinking(text=payload.think or "", signature=payload.encrypted or ""),
+                self._stamp(agent, timestamp, line, lineno).thinking(
+                    Thinking(text=payload.think or "", signature=payload.encrypted or "")
                 )
             )
         elif part in ("image_url", "audio_url", "video_url"):
@@ -438,18 +412,8 @@ class KimiAdapter(BaseAdapter):
         self.name_call(call_id, name)
         arguments = fn.arguments
         step.calls.append(
-            self._event(
-                agent,
-                timestamp,
-                line,
-                lineno,
-                kind=EventKind.TOOL_CALL,
-                tool_call=ToolCall(
-                    tool_call_id=call_id,
-                    name=name,
-                    kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                    input=_arguments(arguments),
-                ),
+            self._stamp(agent, timestamp, line, lineno).tool_call(
+                tool_call(call_id, name, _arguments(arguments), TOOL_KINDS)
             )
         )
 
@@ -466,7 +430,6 @@ class KimiAdapter(BaseAdapter):
             value = _decode_return(payload.return_value) if payload.return_value else _ReturnValue()
         except _DECODE_ERRORS as exc:
             raise _Malformed(f"malformed tool result: {exc}") from None
-        call_id = payload.tool_call_id or ""
         blocks: list[ContentBlock] = []
         if value.message:
             blocks.append(ContentBlock(kind="text", text=value.message))
@@ -476,19 +439,10 @@ class KimiAdapter(BaseAdapter):
             if value.display and bytes(value.display) not in (b"[]", b"null")
             else NO_RAW
         )
-        event = self._event(
-            agent,
-            timestamp,
-            line,
-            lineno,
-            kind=EventKind.TOOL_RESULT,
-            tool_result=ToolResult(
-                tool_call_id=call_id,
-                tool_name=self.tool_names.get(call_id, ""),
-                is_error=value.is_error,
-                content=blocks or None,
-                enrichment=display,
-            ),
+        event = self._stamp(agent, timestamp, line, lineno).tool_result(
+            self.tool_result(
+                payload.tool_call_id or "", blocks, is_error=value.is_error, enrichment=display
+            )
         )
         step = self.steps.get(agent)
         if step is not None and not step.empty:
@@ -592,13 +546,8 @@ class KimiAdapter(BaseAdapter):
         elif kind == "ToolCallRequest":
             text = payload.name or ""
         out.append(
-            self._event(
-                agent,
-                timestamp,
-                line,
-                lineno,
-                kind=EventKind.SYSTEM,
-                system=SystemEvent(subtype=subtype, level=level, text=text, details=raw),
+            self._stamp(agent, timestamp, line, lineno).system(
+                SystemEvent(subtype=subtype, level=level, text=text, details=raw)
             )
         )
 

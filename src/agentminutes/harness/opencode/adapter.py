@@ -66,7 +66,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
@@ -74,7 +74,14 @@ from msgspec import Raw
 
 from agentminutes.harness._shown import event_key
 from agentminutes.harness._sqlite import SqliteAdapter, table_names
-from agentminutes.harness.base import Confidence, ConversationInfo, DocumentSession, document_path
+from agentminutes.harness._stamp import Stamp
+from agentminutes.harness.base import (
+    Confidence,
+    ConversationInfo,
+    DocumentSession,
+    document_path,
+    listed_title,
+)
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
@@ -553,6 +560,19 @@ class OpenCodeAdapter(SqliteAdapter):
         return Confidence.NO_MATCH
 
     @classmethod
+    def folder_transcript(cls, folder: str, names: frozenset[str]) -> str | None:
+        # Narrower than sniff_folder: only a storage root itself is one source (the data
+        # folder above it holds databases and logs too); its first session file stands for it.
+        if os.path.basename(folder) != "storage" or "session" not in names:
+            return None
+        for rel in ("session/info", "session"):
+            for sub, _dirs, files in sorted(os.walk(os.path.join(folder, rel))):
+                for name in sorted(files):
+                    if name.endswith(".json"):
+                        return os.path.join(sub, name)
+        return None
+
+    @classmethod
     def folder_of(cls, path: str, head: bytes) -> tuple[str, str] | None:
         parts = path.replace(os.sep, "/").split("/")
         if "storage" not in parts:
@@ -620,7 +640,7 @@ class OpenCodeAdapter(SqliteAdapter):
             return [
                 ConversationInfo(
                     id=s.id,
-                    title=" ".join(s.title.split())[:80],
+                    title=listed_title(s.title),
                     created=format_ms(s.created_ms),
                     updated=format_ms(s.updated_ms),
                     messages=counts.get(s.id, 0),
@@ -659,7 +679,7 @@ def build_session(
     return DocumentSession(
         conversation=ConversationInfo(
             id=row.id,
-            title=" ".join(row.title.split())[:80],
+            title=listed_title(row.title),
             created=format_ms(row.created_ms),
             updated=format_ms(row.updated_ms),
             messages=len(messages),
@@ -692,14 +712,8 @@ class _Builder:
                 "time_updated": row.updated_ms,
             }
         )
-        head = Event(
-            kind=EventKind.SESSION_META,
-            timestamp=format_ms(row.created_ms),
-            id=row.id,
-            provenance=self.adapter.record_prov(Raw(raw), 1) if messages else None,
-            session_meta=meta,
-        )
-        self.events.append(head)
+        prov = self.adapter.record_prov(Raw(raw), 1) if messages else None
+        self.events.append(Stamp(format_ms(row.created_ms), prov, id=row.id).session_meta(meta))
         for msg in messages:
             self.message(msg)
         if not meta.cwd and self.cwd:
@@ -785,27 +799,14 @@ class _Builder:
             else:
                 self._system_part(part, prow, n, ts)
         # The prompt first, then what its parts asked for (an agent, a compaction …).
+        prompt = UserMessage(origin=Origin.HUMAN, content=human or None)
         self.events.insert(
-            start,
-            Event(
-                kind=EventKind.USER_MESSAGE,
-                timestamp=ts,
-                id=mid,
-                provenance=self._prov(raw, first, self.n),
-                user_message=UserMessage(origin=Origin.HUMAN, content=human or None),
-            ),
+            start, Stamp(ts, self._prov(raw, first, self.n), id=mid).user_message(prompt)
         )
         if injected:
-            self.events.insert(
-                start + 1,
-                Event(
-                    kind=EventKind.USER_MESSAGE,
-                    timestamp=ts,
-                    id=mid,
-                    provenance=Provenance(line=injected_start, end_line=injected_end),
-                    user_message=UserMessage(origin=Origin.HARNESS, content=injected),
-                ),
-            )
+            added = Stamp(ts, Provenance(line=injected_start, end_line=injected_end), id=mid)
+            message = UserMessage(origin=Origin.HARNESS, content=injected)
+            self.events.insert(start + 1, added.user_message(message))
 
     def _assistant(
         self,
@@ -823,38 +824,24 @@ class _Builder:
                 if part.text and not part.ignored:
                     blocks.append(ContentBlock(kind="text", text=part.text))
             elif ptype == "reasoning":
-                self.events.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=self._part_ts(part, prow, ts),
-                        id=prow.id,
-                        message_id=mid,
-                        provenance=self._prov(prow.data, n),
-                        thinking=Thinking(text=part.text or ""),
-                    )
-                )
+                at = self._part_ts(part, prow, ts)
+                stamp = Stamp(at, self._prov(prow.data, n), id=prow.id, message_id=mid)
+                self.events.append(stamp.thinking(Thinking(text=part.text or "")))
             elif ptype == "tool":
                 self._tool(mid, part, prow, n, ts)
             elif ptype == "file":
                 blocks.append(_file_block(part, prow.data))
             elif ptype not in _SKIPPED_PARTS:  # bookkeeping parts fold into the message
                 self._system_part(part, prow, n, ts)
-        completed = format_ms(m.time.completed if m.time else None)
-        self.events.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=completed or ts,
-                id=mid,
-                message_id=mid,
-                provenance=self._prov(raw, first, self.n),
-                assistant_message=AssistantMessage(
-                    model=m.model_id or "",
-                    content=blocks or None,
-                    stop_reason=m.finish or "",
-                    usage=_usage(m),
-                ),
-            )
+        completed = format_ms(m.time.completed if m.time else None) or ts
+        reply = AssistantMessage(
+            model=m.model_id or "",
+            content=blocks or None,
+            stop_reason=m.finish or "",
+            usage=_usage(m),
         )
+        whole = Stamp(completed, self._prov(raw, first, self.n), id=mid, message_id=mid)
+        self.events.append(whole.assistant_message(reply))
         if m.error:
             text = ""
             try:
@@ -863,16 +850,9 @@ class _Builder:
                 text = data.message or err.name or ""
             except _DECODE_ERRORS:
                 pass
-            self.events.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=completed or ts,
-                    id=mid,
-                    message_id=mid,
-                    provenance=Provenance(line=first, end_line=first),
-                    system=SystemEvent(subtype="error", level="error", text=text, details=m.error),
-                )
-            )
+            failure = SystemEvent(subtype="error", level="error", text=text, details=m.error)
+            stamp = replace(whole, provenance=Provenance(line=first, end_line=first))
+            self.events.append(stamp.system(failure))
 
     def _tool(self, mid: str, part: _Part, prow: Row, n: int, ts: str) -> None:
         state = part.state or _State()
@@ -883,20 +863,10 @@ class _Builder:
         except _DECODE_ERRORS:
             times = _Time()
         started = format_ms(times.start) or ts
+        kind = TOOL_KINDS.get(name, ToolKind.OTHER)
+        call = ToolCall(tool_call_id=call_id, name=name, kind=kind, input=state.input or NO_RAW)
         self.events.append(
-            Event(
-                kind=EventKind.TOOL_CALL,
-                timestamp=started,
-                id=prow.id,
-                message_id=mid,
-                provenance=self._prov(prow.data, n),
-                tool_call=ToolCall(
-                    tool_call_id=call_id,
-                    name=name,
-                    kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                    input=state.input or NO_RAW,
-                ),
-            )
+            Stamp(started, self._prov(prow.data, n), id=prow.id, message_id=mid).tool_call(call)
         )
         if state.status not in _FINISHED:
             return
@@ -913,21 +883,15 @@ class _Builder:
         pairs = (("title", state.title), ("metadata", state.metadata), ("time", state.time))
         sidecar = {key: raw for key, raw in pairs if raw}
         ended = format_ms(times.end) or started
+        result = ToolResult(
+            tool_call_id=call_id,
+            tool_name=name,
+            is_error=failed,
+            content=content or None,
+            enrichment=Raw(msgspec.json.encode(sidecar)) if sidecar else NO_RAW,
+        )
         self.events.append(
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                timestamp=ended,
-                id=prow.id,
-                message_id=mid,
-                provenance=self._prov(prow.data, n),
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=name,
-                    is_error=failed,
-                    content=content or None,
-                    enrichment=Raw(msgspec.json.encode(sidecar)) if sidecar else NO_RAW,
-                ),
-            )
+            Stamp(ended, self._prov(prow.data, n), id=prow.id, message_id=mid).tool_result(result)
         )
 
     def _system_part(self, part: _Part, prow: Row, n: int, ts: str) -> None:
@@ -938,20 +902,10 @@ class _Builder:
             "retry": _error_text(part.error),
             "compaction": "auto" if part.auto else "",
         }.get(ptype, "")
-        self.events.append(
-            Event(
-                kind=EventKind.SYSTEM,
-                timestamp=self._part_ts(part, prow, ts),
-                id=prow.id,
-                provenance=self._prov(prow.data, n),
-                system=SystemEvent(
-                    subtype=ptype,
-                    level="warning" if ptype == "retry" else "",
-                    text=text or "",
-                    details=Raw(prow.data),
-                ),
-            )
-        )
+        level = "warning" if ptype == "retry" else ""
+        said = SystemEvent(subtype=ptype, level=level, text=text or "", details=Raw(prow.data))
+        stamp = Stamp(self._part_ts(part, prow, ts), self._prov(prow.data, n), id=prow.id)
+        self.events.append(stamp.system(said))
 
 
 def _error_text(raw: Raw) -> str:

@@ -46,11 +46,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import (
     BaseDocumentAdapter,
     Confidence,
@@ -58,6 +60,7 @@ from agentminutes.harness.base import (
     DocumentSession,
     document_path,
     json_or_string,
+    listed_title,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -65,7 +68,6 @@ from agentminutes.schema import (
     ContentBlock,
     Event,
     EventKind,
-    Meta,
     Origin,
     SystemEvent,
     Thinking,
@@ -264,6 +266,12 @@ class OpenHandsAdapter(BaseDocumentAdapter):
         return Confidence.CERTAIN if STATE in names and EVENTS in names else Confidence.NO_MATCH
 
     @classmethod
+    def folder_transcript(cls, folder: str, names: frozenset[str]) -> str | None:
+        if cls.sniff_folder(names) < Confidence.CERTAIN:
+            return None
+        return os.path.join(folder, STATE)
+
+    @classmethod
     def folder_of(cls, path: str, head: bytes) -> tuple[str, str] | None:
         folder, name = os.path.split(path)
         if name == STATE:
@@ -301,7 +309,7 @@ class OpenHandsAdapter(BaseDocumentAdapter):
                 messages += 1
             if not title and ev.kind == "MessageEvent" and ev.source == "user" and ev.llm_message:
                 texts = _blocks(ev.llm_message.content)
-                title = " ".join((texts[0].text if texts else "").split())[:80]
+                title = listed_title(texts[0].text if texts else "")
         return [
             ConversationInfo(id=cid, title=title, created=first, updated=last, messages=messages)
         ]
@@ -337,18 +345,7 @@ class OpenHandsAdapter(BaseDocumentAdapter):
         cwd = ""
         if state.workspace and isinstance(state.workspace.get("working_dir"), str):
             cwd = state.workspace["working_dir"]
-        out: list[Event] = [
-            Event(
-                kind=EventKind.SESSION_META,
-                provenance=self.record_prov(NO_RAW, 1),
-                session_meta=Meta(
-                    harness=HARNESS,
-                    harness_version=self.options.harness_version,
-                    session_id=cid,
-                    cwd=cwd,
-                ),
-            )
-        ]
+        out = [self.session_meta(self.record_prov(NO_RAW, 1), session_id=cid, cwd=cwd)]
         answered: set[str] = set()
         for n, name in enumerate(files, 1):
             data = doc.read(f"{EVENTS}/{name}")
@@ -372,24 +369,14 @@ class OpenHandsAdapter(BaseDocumentAdapter):
         n = len(files) + 1
         if state_raw is not None:
             # The state file is read for its usage: one event says so (its text, the state id).
-            out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    provenance=self.record_prov(NO_RAW, n),
-                    system=SystemEvent(subtype="base_state", text=state.id or ""),
-                )
-            )
+            read = SystemEvent(subtype="base_state", text=state.id or "")
+            out.append(Stamp("", self.record_prov(NO_RAW, n)).system(read))
         for rid, u in usage.items():
             if rid in answered:
                 continue
-            out.append(
-                Event(
-                    kind=EventKind.ASSISTANT_MESSAGE,
-                    message_id=rid if not rid.startswith("#") else "",
-                    provenance=self.record_prov(NO_RAW, n),
-                    assistant_message=AssistantMessage(model=u.model, usage=_usage(u)),
-                )
-            )
+            mid = rid if not rid.startswith("#") else ""
+            stamp = Stamp("", self.record_prov(NO_RAW, n), message_id=mid)
+            out.append(stamp.assistant_message(AssistantMessage(model=u.model, usage=_usage(u))))
         return out
 
     def _event(
@@ -401,35 +388,19 @@ class OpenHandsAdapter(BaseDocumentAdapter):
         usage: dict[str, _Usage],
         answered: set[str],
     ) -> list[Event]:
-        ts = _local_time(ev.timestamp)
-        prov = self.record_prov(raw, n)
-        base: dict[str, Any] = {"timestamp": ts, "id": ev.id or "", "provenance": prov}
+        base = Stamp(_local_time(ev.timestamp), self.record_prov(raw, n), id=ev.id or "")
         if kind == "SystemPromptEvent":
             texts = _blocks(Raw(b"[" + bytes(ev.system_prompt) + b"]")) if ev.system_prompt else []
-            return [
-                Event(
-                    kind=EventKind.SYSTEM,
-                    **base,
-                    system=SystemEvent(
-                        subtype="system_prompt",
-                        text="".join(t.text for t in texts),
-                    ),
-                )
-            ]
+            prompt = "".join(t.text for t in texts)
+            return [base.system(SystemEvent(subtype="system_prompt", text=prompt))]
         if kind in _SYSTEM_KINDS:
-            return [
-                Event(kind=EventKind.SYSTEM, **base, system=SystemEvent(subtype=kind, details=raw))
-            ]
+            return [base.system(SystemEvent(subtype=kind, details=raw))]
         if kind == "MessageEvent":
             msg = ev.llm_message or _LLMMessage()
             content = _blocks(msg.content)
             if ev.source == "user" or msg.role == "user":
                 return [
-                    Event(
-                        kind=EventKind.USER_MESSAGE,
-                        **base,
-                        user_message=UserMessage(origin=Origin.HUMAN, content=content or None),
-                    )
+                    base.user_message(UserMessage(origin=Origin.HUMAN, content=content or None))
                 ]
             return self._answer(
                 base, ev.llm_response_id or "", content, msg.reasoning_content, usage, answered
@@ -445,17 +416,13 @@ class OpenHandsAdapter(BaseDocumentAdapter):
                 out = self._answer(
                     base, rid, _blocks(ev.thought), ev.reasoning_content, usage, answered
                 )
-            tool = Event(
-                kind=EventKind.TOOL_CALL,
-                message_id=rid,
-                **base,
-                tool_call=ToolCall(
-                    tool_call_id=call_id,
-                    name=name,
-                    kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                    input=_arguments(call.arguments),
-                ),
+            asked = ToolCall(
+                tool_call_id=call_id,
+                name=name,
+                kind=TOOL_KINDS.get(name, ToolKind.OTHER),
+                input=_arguments(call.arguments),
             )
+            tool = replace(base, message_id=rid).tool_call(asked)
             # The calls come before the message they belong to, as in every adapter.
             at = next(
                 (i for i, e in enumerate(out) if e.kind == EventKind.ASSISTANT_MESSAGE), len(out)
@@ -471,22 +438,17 @@ class OpenHandsAdapter(BaseDocumentAdapter):
             content, is_error = [ContentBlock(kind="text", text=ev.error or "")], True
         else:
             content, is_error = [ContentBlock(kind="text", text=ev.rejection_reason or "")], True
-        return [
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                **base,
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=ev.tool_name or self.tool_names.get(call_id, ""),
-                    is_error=is_error,
-                    content=content or None,
-                ),
-            )
-        ]
+        result = ToolResult(
+            tool_call_id=call_id,
+            tool_name=ev.tool_name or self.tool_names.get(call_id, ""),
+            is_error=is_error,
+            content=content or None,
+        )
+        return [base.tool_result(result)]
 
     def _answer(
         self,
-        base: dict[str, Any],
+        base: Stamp,
         rid: str,
         content: list[ContentBlock],
         thinking: str | None,
@@ -497,28 +459,12 @@ class OpenHandsAdapter(BaseDocumentAdapter):
         if rid:
             answered.add(rid)
         u = usage.get(rid) if rid else None
-        out = []
-        if thinking:
-            out.append(
-                Event(
-                    kind=EventKind.THINKING,
-                    message_id=rid,
-                    **base,
-                    thinking=Thinking(text=thinking),
-                )
-            )
-        out.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                message_id=rid,
-                **base,
-                assistant_message=AssistantMessage(
-                    model=u.model if u else "",
-                    content=content or None,
-                    usage=_usage(u) if u else None,
-                ),
-            )
+        part = replace(base, message_id=rid)
+        out = [part.thinking(Thinking(text=thinking))] if thinking else []
+        reply = AssistantMessage(
+            model=u.model if u else "", content=content or None, usage=_usage(u) if u else None
         )
+        out.append(part.assistant_message(reply))
         return out
 
 

@@ -49,28 +49,19 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness.base import (
-    BaseAdapter,
-    Confidence,
-    ParseOptions,
-    SkipHook,
-    first_line,
-    newer_format,
-)
+from agentminutes.harness._entries import Entry, EntryAdapter
+from agentminutes.harness.base import Confidence, first_line, tool_call
 from agentminutes.schema import (
     NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
     EventKind,
-    Meta,
     Origin,
     SystemEvent,
     Thinking,
     TokenUsage,
-    ToolCall,
     ToolKind,
-    ToolResult,
     UserMessage,
 )
 from agentminutes.timestamps import valid_timestamp
@@ -83,15 +74,9 @@ HARNESS: Final = "pi"
 FORMAT_VERSION: Final = 3
 
 
-class _Entry(msgspec.Struct, rename="camel"):
+class _Entry(Entry, rename="camel"):
     """The fields of a record that steer parsing; bulky parts stay raw."""
 
-    type: str | None = None
-    id: str | None = None
-    parent_id: str | None = None
-    timestamp: str | None = None
-    version: int | float | str | None = None
-    cwd: str | None = None
     parent_session: str | None = None
     branched_from: str | None = None
     message: Raw = NO_RAW
@@ -175,17 +160,12 @@ _INJECTED_ROLES: Final = frozenset({"custom", "hookMessage", "branchSummary", "c
 _USAGE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
 
 
-class PiAdapter(BaseAdapter):
-    """Parses pi coding-agent session files (format v1 to v3)."""
+class PiAdapter(EntryAdapter):
+    """Parses pi coding-agent session files (format v1 to v3; v1 headers number none)."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.73.1"
-
-    def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
-        super().__init__(options, on_skip=on_skip)
-        self.meta_sent = False
-        #: The session format version from the header (v1 headers have none).
-        self.format_version = 0
+    newest_format: ClassVar[int] = FORMAT_VERSION
 
     # -- detection ---------------------------------------------------------
 
@@ -213,14 +193,12 @@ class PiAdapter(BaseAdapter):
         kind = rec.type or ""
         if kind not in ENTRY_TYPES:
             reason = f'unrecognized record type "{kind}"' if kind else "record has no type"
-            return [self.unknown_or_fail(kind, line, lineno, self._drift(reason))]
+            return [self.unknown_or_fail(kind, line, lineno, self.drift(reason))]
         out: list[Event] = []
         if kind == "session":
             self._header(rec, line, lineno, out)
             return out
-        if not self.meta_sent:
-            self.meta_sent = True
-            out.append(self._meta(rec, line, lineno))
+        self.open_once(rec, line, lineno, out, header=False)
         if kind == "message":
             self._message(rec, line, lineno, out)
         elif kind == "custom_message":
@@ -229,44 +207,11 @@ class PiAdapter(BaseAdapter):
             out.append(self._lifecycle(rec, kind, line, lineno))
         return out
 
-    def _drift(self, reason: str) -> str:
-        if self.format_version > FORMAT_VERSION:
-            recorded = f"a session of format v{self.format_version}"
-            return newer_format(reason, recorded, f"v{FORMAT_VERSION}")
-        return reason
-
-    def _event(self, rec: _Entry, line: bytes, lineno: int, **payload: object) -> Event:
-        return Event(
-            timestamp=valid_timestamp(rec.timestamp),
-            id=rec.id or "",
-            parent_id=rec.parent_id or "",
-            provenance=self.prov(line, lineno),
-            **payload,  # type: ignore[arg-type]
-        )
-
-    def _meta(self, rec: _Entry, line: bytes, lineno: int) -> Event:
-        header = rec.type == "session"
-        return Event(
-            kind=EventKind.SESSION_META,
-            timestamp=valid_timestamp(rec.timestamp),
-            provenance=self.prov(line, lineno),
-            session_meta=Meta(
-                harness=HARNESS,
-                harness_version=self.options.harness_version,
-                session_id=(rec.id or "") if header else "",
-                cwd=(rec.cwd or "") if header else "",
-            ),
-        )
-
     def _header(self, rec: _Entry, line: bytes, lineno: int, out: list[Event]) -> None:
-        version = rec.version
-        if isinstance(version, int | float) and not isinstance(version, bool):
-            self.format_version = int(version)
-        elif version is None:
+        self.read_format(rec.version)
+        if rec.version is None:
             self.format_version = self.format_version or 1
-        if not self.meta_sent:
-            self.meta_sent = True
-            out.append(self._meta(rec, line, lineno))
+        self.open_once(rec, line, lineno, out, header=True)
         parent = rec.parent_session or rec.branched_from or ""
         out.append(
             Event(
@@ -293,12 +238,8 @@ class PiAdapter(BaseAdapter):
             text = rec.label or ""
         elif kind == "session_info":
             text = rec.name or ""
-        return self._event(
-            rec,
-            line,
-            lineno,
-            kind=EventKind.SYSTEM,
-            system=SystemEvent(subtype=subtype, text=text, details=Raw(line)),
+        return self.stamp(rec, line, lineno).system(
+            SystemEvent(subtype=subtype, text=text, details=Raw(line))
         )
 
     def _message(self, rec: _Entry, line: bytes, lineno: int, out: list[Event]) -> None:
@@ -329,17 +270,13 @@ class PiAdapter(BaseAdapter):
                 out.append(self._injected(rec, content, line, lineno))
             else:
                 reason = f'unrecognized message role "{role}"' if role else "message has no role"
-                out.append(self.unknown_or_fail("message", line, lineno, self._drift(reason)))
+                out.append(self.unknown_or_fail("message", line, lineno, self.drift(reason)))
         except _Malformed as exc:
             out.append(self.unknown_or_fail("message", line, lineno, str(exc)))
 
     def _user(self, rec: _Entry, msg: _Message, line: bytes, lineno: int) -> Event:
-        return self._event(
-            rec,
-            line,
-            lineno,
-            kind=EventKind.USER_MESSAGE,
-            user_message=UserMessage(origin=Origin.HUMAN, content=_blocks(msg.content) or None),
+        return self.stamp(rec, line, lineno).user_message(
+            UserMessage(origin=Origin.HUMAN, content=_blocks(msg.content) or None)
         )
 
     def _injected(self, rec: _Entry, content: Raw, line: bytes, lineno: int) -> Event:
@@ -347,53 +284,34 @@ class PiAdapter(BaseAdapter):
             blocks = _blocks(content)
         except _Malformed as exc:
             return self.unknown_or_fail(rec.type or "", line, lineno, str(exc))
-        return self._event(
-            rec,
-            line,
-            lineno,
-            kind=EventKind.USER_MESSAGE,
-            user_message=UserMessage(origin=Origin.HARNESS, content=blocks or None),
+        return self.stamp(rec, line, lineno).user_message(
+            UserMessage(origin=Origin.HARNESS, content=blocks or None)
         )
 
     def _bash(self, rec: _Entry, msg: _Message, line: bytes, lineno: int) -> Event:
         if msg.exclude_from_context:
             # "!!": run for the person only, never shown to the model.
-            return self._event(
-                rec,
-                line,
-                lineno,
-                kind=EventKind.SYSTEM,
-                system=SystemEvent(
-                    subtype="bashExecution", text=msg.command or "", details=Raw(line)
-                ),
+            return self.stamp(rec, line, lineno).system(
+                SystemEvent(subtype="bashExecution", text=msg.command or "", details=Raw(line))
             )
         # What the person typed after "!", then the execution record as pi kept it.
         blocks = [
             ContentBlock(kind="text", text=msg.command or ""),
             ContentBlock(kind="other", raw=rec.message),
         ]
-        return self._event(
-            rec,
-            line,
-            lineno,
-            kind=EventKind.USER_MESSAGE,
-            user_message=UserMessage(origin=Origin.HUMAN, content=blocks),
+        return self.stamp(rec, line, lineno).user_message(
+            UserMessage(origin=Origin.HUMAN, content=blocks)
         )
 
     def _tool_result(self, rec: _Entry, msg: _Message, line: bytes, lineno: int) -> Event:
-        call_id = msg.tool_call_id or ""
-        return self._event(
-            rec,
-            line,
-            lineno,
-            kind=EventKind.TOOL_RESULT,
-            tool_result=ToolResult(
-                tool_call_id=call_id,
-                tool_name=msg.tool_name or self.tool_names.get(call_id, ""),
+        return self.stamp(rec, line, lineno).tool_result(
+            self.tool_result(
+                msg.tool_call_id or "",
+                _blocks(msg.content),
                 is_error=bool(msg.is_error),
-                content=_blocks(msg.content) or None,
+                name=msg.tool_name or "",
                 enrichment=msg.details if msg.details and bytes(msg.details) != b"null" else NO_RAW,
-            ),
+            )
         )
 
     def _assistant(
@@ -421,15 +339,8 @@ class PiAdapter(BaseAdapter):
                 text.append(ContentBlock(kind="text", text=b.text or ""))
             elif b.type == "thinking":
                 events.append(
-                    self._event(
-                        rec,
-                        line,
-                        lineno,
-                        kind=EventKind.THINKING,
-                        message_id=message_id,
-                        thinking=Thinking(
-                            text=b.thinking or "", signature=b.thinking_signature or ""
-                        ),
+                    self.stamp(rec, line, lineno, message_id=message_id).thinking(
+                        Thinking(text=b.thinking or "", signature=b.thinking_signature or "")
                     )
                 )
             elif b.type == "toolCall":
@@ -437,53 +348,33 @@ class PiAdapter(BaseAdapter):
                 name = b.name or ""
                 self.name_call(call_id, name)
                 events.append(
-                    self._event(
-                        rec,
-                        line,
-                        lineno,
-                        kind=EventKind.TOOL_CALL,
-                        message_id=message_id,
-                        tool_call=ToolCall(
-                            tool_call_id=call_id,
-                            name=name,
-                            kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                            input=b.arguments,
-                        ),
+                    self.stamp(rec, line, lineno, message_id=message_id).tool_call(
+                        tool_call(call_id, name, b.arguments, TOOL_KINDS)
                     )
                 )
             elif b.type == "image":
                 text.append(ContentBlock(kind="image", mime_type=b.mime_type or "", raw=raw))
             else:
                 raise _Malformed(
-                    self._drift(f'unrecognized assistant content block "{b.type or ""}"')
+                    self.drift(f'unrecognized assistant content block "{b.type or ""}"')
                 )
         out.extend(events)
         stop = msg.stop_reason or ""
         out.append(
-            self._event(
-                rec,
-                line,
-                lineno,
-                kind=EventKind.ASSISTANT_MESSAGE,
-                message_id=message_id,
-                assistant_message=AssistantMessage(
+            self.stamp(rec, line, lineno, message_id=message_id).assistant_message(
+                AssistantMessage(
                     model=msg.model or "", content=text or None, stop_reason=stop, usage=usage
-                ),
+                )
             )
         )
         if msg.error_message:
             out.append(
-                self._event(
-                    rec,
-                    line,
-                    lineno,
-                    kind=EventKind.SYSTEM,
-                    message_id=message_id,
-                    system=SystemEvent(
+                self.stamp(rec, line, lineno, message_id=message_id).system(
+                    SystemEvent(
                         subtype=f"assistant/{stop or 'error'}",
                         level="warning" if stop == "aborted" else "error",
                         text=msg.error_message,
-                    ),
+                    )
                 )
             )
 

@@ -64,6 +64,15 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._export import as_str, decode_object
+from agentminutes.harness._gemini_wire import (
+    FunctionResponse,
+    Part,
+    decode_function_call,
+    decode_function_response,
+    decode_part,
+    decode_response,
+    part_blocks,
+)
 from agentminutes.harness._qwen_records import RECORD_TYPES, is_qwen_record
 from agentminutes.harness._qwen_records import Record as _Record
 from agentminutes.harness._qwen_records import decode_record as _decode_record
@@ -75,6 +84,7 @@ from agentminutes.harness.base import (
     Confidence,
     ParseOptions,
     SkipHook,
+    tool_call,
 )
 from agentminutes.schema import (
     NO_RAW,
@@ -82,14 +92,11 @@ from agentminutes.schema import (
     ContentBlock,
     Event,
     EventKind,
-    Meta,
     Origin,
     SystemEvent,
     Thinking,
     TokenUsage,
-    ToolCall,
     ToolKind,
-    ToolResult,
     UserMessage,
 )
 from agentminutes.timestamps import valid_timestamp
@@ -132,42 +139,10 @@ _SYSTEM_TEXT: Final[dict[str, str]] = {
 }
 
 
-class _Part(msgspec.Struct, rename="camel"):
-    text: str | None = None
-    thought: bool | None = None
-    thought_signature: str | None = None
-    inline_data: Raw = NO_RAW
-    file_data: Raw = NO_RAW
-    function_call: Raw = NO_RAW
-    function_response: Raw = NO_RAW
-
-
-class _FunctionCall(msgspec.Struct):
-    id: str | None = None
-    name: str | None = None
-    args: Raw = NO_RAW
-
-
-class _FunctionResponse(msgspec.Struct):
-    id: str | None = None
-    name: str | None = None
-    response: Raw = NO_RAW
-
-
-class _Response(msgspec.Struct):
-    output: Raw = NO_RAW
-    error: Raw = NO_RAW
-
-
 class _ToolCallResult(msgspec.Struct, rename="camel"):
     call_id: str | None = None
     status: str | None = None
     error: Raw = NO_RAW
-
-
-class _Blob(msgspec.Struct, rename="camel"):
-    mime_type: str | None = None
-    file_uri: str | None = None
 
 
 class _Usage(msgspec.Struct, rename="camel"):
@@ -180,12 +155,7 @@ class _Usage(msgspec.Struct, rename="camel"):
 
 
 _decode_parts = msgspec.json.Decoder(list[Raw] | None).decode
-_decode_part = msgspec.json.Decoder(_Part).decode
-_decode_call = msgspec.json.Decoder(_FunctionCall).decode
-_decode_response = msgspec.json.Decoder(_FunctionResponse).decode
-_decode_response_body = msgspec.json.Decoder(_Response | None).decode
 _decode_tool_call_result = msgspec.json.Decoder(_ToolCallResult | None).decode
-_decode_blob = msgspec.json.Decoder(_Blob).decode
 _decode_usage = msgspec.json.Decoder(_Usage | None).decode
 _decode_fields = msgspec.json.Decoder(dict[str, Raw] | None).decode
 
@@ -345,17 +315,13 @@ class QwenCodeAdapter(BaseAdapter):
             self.version = rec.version
         if not self.meta_sent:
             self.meta_sent = True
-            meta = Event(
-                kind=EventKind.SESSION_META,
+            meta = self.session_meta(
+                self.prov(line, lineno),
                 timestamp=valid_timestamp(rec.timestamp),
-                provenance=self.prov(line, lineno),
-                session_meta=Meta(
-                    harness=HARNESS,
-                    harness_version=self.effective_version,
-                    session_id=rec.session_id or "",
-                    cwd=rec.cwd or "",
-                    git_branch=rec.git_branch or "",
-                ),
+                harness_version=self.effective_version,
+                session_id=rec.session_id or "",
+                cwd=rec.cwd or "",
+                git_branch=rec.git_branch or "",
             )
             out.extend(self.opening(meta))
         start = len(out)
@@ -382,12 +348,12 @@ class QwenCodeAdapter(BaseAdapter):
             **payload,  # type: ignore[arg-type]
         )
 
-    def _parts(self, rec: _Record, line: bytes, lineno: int) -> list[tuple[_Part, Raw]]:
+    def _parts(self, rec: _Record, line: bytes, lineno: int) -> list[tuple[Part, Raw]]:
         if rec.message is None or not rec.message.parts:
             return []
         try:
             raws = _decode_parts(rec.message.parts) or []
-            return [(_decode_part(raw), raw) for raw in raws]
+            return [(decode_part(raw), raw) for raw in raws]
         except _DECODE_ERRORS as exc:
             raise self._reject(
                 rec.type or "", line, lineno, f"malformed message parts: {exc}"
@@ -423,7 +389,7 @@ class QwenCodeAdapter(BaseAdapter):
                 out.append(ev)
             elif part.function_call:
                 try:
-                    call = _decode_call(part.function_call)
+                    call = decode_function_call(part.function_call)
                 except _DECODE_ERRORS as exc:
                     raise self._reject(
                         "assistant", line, lineno, f"malformed function call: {exc}"
@@ -436,12 +402,7 @@ class QwenCodeAdapter(BaseAdapter):
                     rec,
                     line,
                     lineno,
-                    tool_call=ToolCall(
-                        tool_call_id=call_id,
-                        name=name,
-                        kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                        input=call.args or NO_RAW,
-                    ),
+                    tool_call=tool_call(call_id, name, call.args or NO_RAW, TOOL_KINDS),
                 )
                 ev.message_id = message_id
                 out.append(ev)
@@ -509,12 +470,12 @@ class QwenCodeAdapter(BaseAdapter):
                 "tool_result", line, lineno, f"malformed toolCallResult: {exc}"
             ) from None
         status = (result.status if result is not None else None) or ""
-        responses: list[_FunctionResponse] = []
+        responses: list[FunctionResponse] = []
         blocks: list[ContentBlock] = []
         for part, raw in self._parts(rec, line, lineno):
             if part.function_response:
                 try:
-                    responses.append(_decode_response(part.function_response))
+                    responses.append(decode_function_response(part.function_response))
                 except _DECODE_ERRORS as exc:
                     raise self._reject(
                         "tool_result", line, lineno, f"malformed function response: {exc}"
@@ -523,7 +484,7 @@ class QwenCodeAdapter(BaseAdapter):
                 blocks.extend(_blocks(part, raw))
         if not responses:
             call_id = (result.call_id if result is not None else None) or ""
-            responses.append(_FunctionResponse(id=call_id))
+            responses.append(FunctionResponse(id=call_id))
         for i, resp in enumerate(responses):
             call_id = resp.id or (result.call_id if result is not None else None) or ""
             content, errored = _response_blocks(resp.response)
@@ -534,11 +495,11 @@ class QwenCodeAdapter(BaseAdapter):
                 rec,
                 line,
                 lineno,
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=resp.name or self.tool_names.get(call_id, ""),
+                tool_result=self.tool_result(
+                    call_id,
+                    content,
                     is_error=errored or status in _FAILED,
-                    content=content or None,
+                    name=resp.name or "",
                     enrichment=rec.tool_call_result,
                 ),
             )
@@ -566,24 +527,11 @@ class QwenCodeAdapter(BaseAdapter):
             self._user(rec, line, lineno, out, origin)
 
 
-def _blocks(part: _Part, raw: Raw) -> list[ContentBlock]:
-    """A content part as blocks: text, an attachment, or the part kept verbatim."""
-    if part.text is not None:
-        return [ContentBlock(kind="text", text=part.text)] if part.text else []
-    blob = part.inline_data or part.file_data
-    if blob:
-        try:
-            b = _decode_blob(blob)
-        except _DECODE_ERRORS:
-            return [ContentBlock(kind="other", raw=raw)]
-        mime = b.mime_type or ""
-        if part.file_data:
-            return [ContentBlock(kind="resource", mime_type=mime, uri=b.file_uri or "", raw=raw)]
-        kind = "image" if mime.startswith("image/") else "document"
-        return [ContentBlock(kind=kind, mime_type=mime, raw=raw)]
+def _blocks(part: Part, raw: Raw) -> list[ContentBlock]:
+    """A content part as blocks; a function call or response among content gives none."""
     if part.function_call or part.function_response:
         return []
-    return [ContentBlock(kind="other", raw=raw)]
+    return part_blocks(part, raw)
 
 
 def _response_blocks(raw: Raw) -> tuple[list[ContentBlock], bool]:
@@ -591,7 +539,7 @@ def _response_blocks(raw: Raw) -> tuple[list[ContentBlock], bool]:
     if not raw:
         return [], False
     try:
-        body = _decode_response_body(raw)
+        body = decode_response(raw)
     except _DECODE_ERRORS:
         return [ContentBlock(kind="other", raw=raw)], False
     if body is None:

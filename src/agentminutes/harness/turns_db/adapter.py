@@ -43,7 +43,8 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import msgspec
 from msgspec import Raw
@@ -51,10 +52,11 @@ from msgspec import Raw
 from agentminutes.harness._export import as_str, decode_object, first_byte
 from agentminutes.harness._gojson import go_utf8
 from agentminutes.harness._sqlite import SqliteAdapter
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import (
-    Confidence,
     ConversationInfo,
     DocumentSession,
+    listed_title,
     raw_record,
 )
 from agentminutes.schema import (
@@ -62,8 +64,6 @@ from agentminutes.schema import (
     AssistantMessage,
     ContentBlock,
     Event,
-    EventKind,
-    Meta,
     Origin,
     Provenance,
     SystemEvent,
@@ -194,12 +194,7 @@ class TurnsDBAdapter(SqliteAdapter):
     last_checked: ClassVar[str] = ""
     store_name: ClassVar[str] = "a Pinocchio turn store"
     store_noun: ClassVar[str] = "the turn store"
-
-    @classmethod
-    def sniff(cls, head: bytes) -> Confidence:
-        if head.startswith(b"SQLite format 3\x00") and b"turn_block_membership" in head:
-            return Confidence.CERTAIN
-        return Confidence.NO_MATCH
+    head_marks: ClassVar[tuple[bytes, ...]] = (b"turn_block_membership",)
 
     def prepare(self, conn: sqlite3.Connection) -> None:
         conn.text_factory = _text_of_bytes  # invalid UTF-8 in a text column: U+FFFD, no crash
@@ -239,7 +234,7 @@ class TurnsDBAdapter(SqliteAdapter):
             listed.append(
                 ConversationInfo(
                     id=_text(conv_id),
-                    title=" ".join(title.split())[:80],
+                    title=listed_title(title),
                     created=_ms_rfc3339(first),
                     updated=_ms_rfc3339(last),
                     messages=messages if isinstance(messages, int) else 0,
@@ -290,21 +285,13 @@ class TurnsDBAdapter(SqliteAdapter):
                     state.row(row, n)
             state.close_run()
         events = state.events
-        first_ms = turns[0].created_ms if turns else None
-        meta = Event(
-            kind=EventKind.SESSION_META,
-            timestamp=_ms_rfc3339(first_ms),
-            provenance=events[0].provenance if events else None,
-            session_meta=Meta(
-                harness=HARNESS,
-                harness_version=self.options.harness_version,
-                session_id=conv_id,
-            ),
-        )
+        created = _ms_rfc3339(turns[0].created_ms if turns else None)
+        prov = events[0].provenance if events else None
+        meta = self.session_meta(prov, timestamp=created, session_id=conv_id)
         info = ConversationInfo(
             id=conv_id,
             title=state.title,
-            created=meta.timestamp,
+            created=created,
             updated=_ms_rfc3339(turns[-1].created_ms) if turns else "",
             messages=state.messages,
         )
@@ -453,9 +440,9 @@ class _State:
                 adapter.unknown_or_fail(kind, record, n, f'unrecognized block kind "{kind}"')
             )
             return
-        prov = adapter.record_prov(payload_raw, n)
+        said = Stamp(ts, adapter.record_prov(payload_raw, n), id=row.block_id)
         if kind in _RESPONSE_KINDS:
-            self._response(row, n, kind, payload, payload_raw, ts, prov)
+            self._response(row, n, kind, payload, said)
             return
         self.close_run()
         text = as_str(payload.get("text"))
@@ -463,29 +450,18 @@ class _State:
             harness = any(k.endswith("middleware@v1") or k == "middleware" for k in block_meta)
             harness = harness or any(m in text for m in _HARNESS_MARKERS)
             if not harness and not self.title and text:
-                self.title = " ".join(text.split())[:80]
+                self.title = listed_title(text)
             self.messages += 1
             content = [ContentBlock(kind="text", text=text)] if text else []
             images = payload.get("images")
             if images:
                 content.append(ContentBlock(kind="image", raw=images))
-            self._emit(
-                EventKind.USER_MESSAGE,
-                row,
-                ts,
-                prov,
-                user_message=UserMessage(
-                    origin=Origin.HARNESS if harness else Origin.HUMAN, content=content or None
-                ),
+            origin = Origin.HARNESS if harness else Origin.HUMAN
+            self.events.append(
+                said.user_message(UserMessage(origin=origin, content=content or None))
             )
         elif kind == "system":
-            self._emit(
-                EventKind.SYSTEM,
-                row,
-                ts,
-                prov,
-                system=SystemEvent(subtype="system_prompt", text=text),
-            )
+            self.events.append(said.system(SystemEvent(subtype="system_prompt", text=text)))
         elif kind == "tool_use":
             call_id = as_str(payload.get("id")) or row.tool_id
             error = payload.get("error")
@@ -493,26 +469,16 @@ class _State:
             content = _result_blocks(payload.get("result"))
             if failed and error is not None:
                 content.extend(_result_blocks(error))
-            self._emit(
-                EventKind.TOOL_RESULT,
-                row,
-                ts,
-                prov,
-                tool_result=ToolResult(
-                    tool_call_id=call_id,
-                    tool_name=self.tools.get(call_id, ""),
-                    is_error=failed,
-                    content=content or None,
-                ),
+            result = ToolResult(
+                tool_call_id=call_id,
+                tool_name=self.tools.get(call_id, ""),
+                is_error=failed,
+                content=content or None,
             )
+            self.events.append(said.tool_result(result))
         else:  # other
-            self._emit(
-                EventKind.SYSTEM,
-                row,
-                ts,
-                prov,
-                system=SystemEvent(subtype="block/other", text=text, details=payload_raw),
-            )
+            other = SystemEvent(subtype="block/other", text=text, details=payload_raw)
+            self.events.append(said.system(other))
 
     def _response(
         self,
@@ -520,10 +486,9 @@ class _State:
         n: int,
         kind: str,
         payload: dict[str, Raw],
-        payload_raw: Raw,
-        ts: str,
-        prov: Provenance,
+        said: Stamp,
     ) -> None:
+        ts = said.timestamp
         run = self.run
         if run is None:
             run = self.run = _Run(row.block_id)
@@ -536,31 +501,19 @@ class _State:
             run.text_last = n
             run.ts = ts
         elif kind == "reasoning":
-            self._emit(
-                EventKind.THINKING,
-                row,
-                ts,
-                prov,
-                message_id=run.message_id,
-                thinking=Thinking(text=as_str(payload.get("text"))),
-            )
+            thought = Thinking(text=as_str(payload.get("text")))
+            self.events.append(replace(said, message_id=run.message_id).thinking(thought))
         else:
             call_id = as_str(payload.get("id")) or row.tool_id or row.block_id
             name = as_str(payload.get("name"))
             self.tools[call_id] = name
-            self._emit(
-                EventKind.TOOL_CALL,
-                row,
-                ts,
-                prov,
-                message_id=run.message_id,
-                tool_call=ToolCall(
-                    tool_call_id=call_id,
-                    name=name,
-                    kind=ToolKind.OTHER,
-                    input=payload.get("args") or NO_RAW,
-                ),
+            call = ToolCall(
+                tool_call_id=call_id,
+                name=name,
+                kind=ToolKind.OTHER,
+                input=payload.get("args") or NO_RAW,
             )
+            self.events.append(replace(said, message_id=run.message_id).tool_call(call))
 
     def close_run(self) -> None:
         run = self.run
@@ -569,21 +522,10 @@ class _State:
         self.run = None
         self.messages += 1
         line = run.text_first or run.last
-        self.events.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=run.ts,
-                id=run.message_id,
-                message_id=run.message_id,
-                provenance=Provenance(line=line, end_line=run.text_last or line),
-                assistant_message=AssistantMessage(model=self.model, content=run.text or None),
-            )
-        )
-
-    def _emit(self, kind: str, row: _Row, ts: str, prov: Provenance, **payload: Any) -> None:
-        self.events.append(
-            Event(kind=kind, timestamp=ts, id=row.block_id, provenance=prov, **payload)
-        )
+        prov = Provenance(line=line, end_line=run.text_last or line)
+        whole = Stamp(run.ts, prov, id=run.message_id, message_id=run.message_id)
+        reply = AssistantMessage(model=self.model, content=run.text or None)
+        self.events.append(whole.assistant_message(reply))
 
 
 _NULLISH: Final = frozenset({b"null", b'""', b"false", b"{}", b"[]"})
