@@ -83,51 +83,6 @@ __all__ = (
     "task_stats_sync",
 )
 
-_LAZY = {
-    "AgentminutesError": "errors",
-    "DetectError": "errors",
-    "OutputError": "errors",
-    "ParseError": "errors",
-    "ScanError": "errors",
-    "SourceError": "errors",
-    "UsageError": "errors",
-    "Event": "schema",
-    "Session": "schema",
-    "Stats": "schema",
-    "TaskStats": "schema",
-    "ToolInteraction": "schema",
-    "ConversationInfo": "harness",
-    "Scan": "discovery.sessions",
-    "ArchiveResult": "discovery.archive",
-    "SessionRef": "discovery.layouts",
-    "scan": "discovery.sessions",
-    "locate": "discovery.sessions",
-    "locate_sync": "discovery.sessions",
-    "task_stats": "discovery.task",
-    "task_stats_sync": "discovery.task",
-    "archive": "discovery.archive",
-    "archive_sync": "discovery.archive",
-    "capture": "capture",
-    "Capture": "capture",
-    "Batch": "pipeline.batch",
-    "Stage": "pipeline.batch",
-    "per_event": "pipeline.batch",
-    "events": "api",
-    "follow": "api",
-    "follow_many": "api",
-    "follow_to": "api",
-    "Following": "api",
-    "Started": "api",
-    "Ended": "api",
-    "Envelope": "live.follower",
-    "parse": "api",
-    "iter_events": "api",
-    "load": "api",
-    "sessions": "api",
-    "iter_sessions": "api",
-    "conversations": "api",
-    "detect": "pipeline.detect",
-}
 
 if TYPE_CHECKING:
     from agentminutes.api import (
@@ -166,7 +121,7 @@ if TYPE_CHECKING:
     from agentminutes.schema import Event, Session, Stats, TaskStats, ToolInteraction
 
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())
 
 
 def __dir__() -> list[str]:

@@ -207,11 +207,27 @@ def test_sessions_starts_without_the_conversion_commands(tmp_path: Path) -> None
         "agentminutes.pipeline.document_sources",
         "agentminutes.stages",
         "agentminutes.harness.qwen_code.adapter",
+        # the pager's and the close-match helpers: a listing to a pipe needs neither
+        "subprocess",
+        "shutil",
+        "difflib",
     ):
         assert module not in modules, module
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
-    # one harness asked for: its layout alone is imported
+    # one harness asked for: its layout alone is imported (and its adapter, to read identities)
     layouts = {m for m in modules if m.startswith("agentminutes.discovery.layouts.")}
-    assert layouts == {
-        f"agentminutes.discovery.layouts.{m}" for m in ("base", "registry", "claude_code")
-    }
+    assert layouts == {f"agentminutes.discovery.layouts.{m}" for m in ("base", "registry")}
+    layouts = {m for m in modules if m.startswith("agentminutes.harness.") and "layout" in m}
+    assert layouts == {"agentminutes.harness.layout", "agentminutes.harness.claude_code.layout"}
+    adapters = {m for m in modules if m.startswith("agentminutes.harness.") and ".adapter" in m}
+    assert adapters == {"agentminutes.harness.claude_code.adapter"}
+
+
+@pytest.mark.parametrize("args", [["stats", str(CC)], ["convert", "--format", "jsonl", str(CC)]])
+def test_a_read_without_digests_loads_no_openssl(args: list[str]) -> None:
+    # hashlib loads OpenSSL (~2 ms of every start): only a run that digests imports it
+    # (truncation, redaction, a file name for one of several transcripts).
+    code, modules, out = imported_by(*args)
+    assert code == 0
+    assert out
+    assert "_hashlib" not in modules

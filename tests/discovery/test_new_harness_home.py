@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -67,7 +68,8 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _conversations(db: Path, table: str) -> set[str]:
-    return {r[0] for r in sqlite3.connect(db).execute(f"select id from {table}")}
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return {r[0] for r in conn.execute(f"select id from {table}")}
 
 
 def test_sessions_finds_every_session_with_no_harness_named(home: Path) -> None:
@@ -104,10 +106,10 @@ def test_usage_counts_every_harness_that_records_usage(home: Path) -> None:
     rows = {r["harness"]: r for r in json.loads(p.stdout)}
     assert set(rows) == {"amp", "continue-cli", "crush", "goose"}
     assert "no usage recorded by: cursor" in p.stderr
-    crush = sqlite3.connect(home / "proj" / ".crush" / "crush.db")
-    (top,) = crush.execute(
-        "select sum(cost) from sessions where parent_session_id is null"
-    ).fetchone()
+    with contextlib.closing(sqlite3.connect(home / "proj" / ".crush" / "crush.db")) as crush:
+        (top,) = crush.execute(
+            "select sum(cost) from sessions where parent_session_id is null"
+        ).fetchone()
     assert rows["crush"]["reported_cost_usd"] == pytest.approx(top)  # a subagent's cost once
 
 

@@ -28,9 +28,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from agentminutes import timestamps
-from agentminutes.discovery.layouts import ClaudeCodeLocator, Root, ScanContext, build_ref, locator
+from agentminutes.discovery.layouts import Root, ScanContext, build_ref, locator
 from agentminutes.errors import UsageError
 from agentminutes.harness.base import detects
+from agentminutes.harness.claude_code.layout import ClaudeCodeLocator
 from agentminutes.schema import (
     SCHEMA_VERSION,
     AgentStats,
@@ -109,7 +110,7 @@ def task_stats_sync(
     parent = build_ref(name, source)
     assert parent is not None
     if name == "antigravity":
-        from agentminutes.discovery.layouts import conversation_id_of
+        from agentminutes.harness.antigravity.layout import conversation_id_of
 
         parent.meta.session_id = conversation_id_of(source)
     ctx = ScanContext(nested=all_subagents)

@@ -37,20 +37,6 @@ __all__ = (
     "to_arrow",
 )
 
-_LAZY = {
-    "EVENTS": "schemas",
-    "FAILURES": "schemas",
-    "REQUESTS": "schemas",
-    "SCHEMAS": "schemas",
-    "SCHEMA_VERSION": "schemas",
-    "SESSIONS": "schemas",
-    "TABLES": "schemas",
-    "TOOL_CALLS": "schemas",
-    "iter_batches": "tables",
-    "to_arrow": "tables",
-    "ExportResult": "command",
-    "export_dataset": "command",
-}
 
 if TYPE_CHECKING:
     from agentminutes.export.command import ExportResult, export_dataset
@@ -67,7 +53,7 @@ if TYPE_CHECKING:
     from agentminutes.export.tables import iter_batches, to_arrow
 
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())
 
 
 def __dir__() -> list[str]:

@@ -212,7 +212,7 @@ class TranscriptEvents:
         """*meta*, completed from the layout where the format records no id (an Antigravity
         conversation's id is its folder's name)."""
         if not meta.session_id and meta.harness == "antigravity":
-            from agentminutes.discovery.layouts import conversation_id_of
+            from agentminutes.harness.antigravity.layout import conversation_id_of
 
             return msgspec.structs.replace(meta, session_id=conversation_id_of(self.transcript))
         return meta
@@ -228,7 +228,8 @@ class TranscriptEvents:
         session_dir = self.transcript[: -len(".jsonl")]
         if not os.path.isdir(os.path.join(session_dir, "subagents")):
             return self._layout
-        from agentminutes.discovery.layouts import ClaudeCodeLocator, ScanContext
+        from agentminutes.harness.claude_code.layout import ClaudeCodeLocator
+        from agentminutes.harness.layout import ScanContext
 
         for path in ClaudeCodeLocator().subagents(session_dir, ScanContext(nested=True)):
             name = os.path.basename(path)

@@ -15,7 +15,13 @@ Adding a harness is that folder and one registry line:
    environment variables that move them, file-name patterns, archive roots,
    layout, tail, drift vocabulary and baseline, usage and prompt rules, display
    name), and its public names re-exported lazily;
-3. one line in :data:`~agentminutes.harness.registry.FOLDERS`.
+3. where its sessions lie, unless one file per session matching its patterns
+   (:class:`~agentminutes.harness.files_layout.FilesLocator`) or documents
+   under a given root (``layout=None``) say it: ``harness/<name>/layout.py``, a
+   :class:`~agentminutes.harness.layout.Locator` (path logic; what only a
+   parser can tell it asks the reader discovery gives it);
+4. drift, if covered: ``harness/<name>/drift.py`` and its baseline;
+5. one line in :data:`~agentminutes.harness.registry.FOLDERS`.
 
 Detection asks each adapter, line formats first, to grade the transcript head
 and takes the most confident answer. :data:`REGISTRY` and

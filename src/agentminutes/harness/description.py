@@ -6,11 +6,12 @@ Each harness folder (``agentminutes/harness/<name>/``) declares one
 required, so a description that leaves one out fails at import (and the
 registry test names it); ``None`` or ``()`` says "this harness has none".
 
-Code that lives in a higher layer than the harnesses (a layout walks folders
-through :mod:`agentminutes.discovery`, a drift vocabulary is a
-:mod:`agentminutes.drift` type) is named by a ``"module:attr"`` string and
-imported only when the command that needs it asks (:func:`resolve`): the
-description stays cheap to import and the layers keep pointing one way.
+Code is named by a ``"module:attr"`` string (the adapter, the layout in
+``harness/<name>/layout.py``, the drift vocabulary) and imported only when the
+command that needs it asks (:func:`resolve`): reading every description
+imports no parser and no layout. (Naming the layout classes directly would
+import all of them at every start, ``convert``'s too: about 6 ms more,
+measured with the 15 layout modules of the time and their bytecode cached.)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from agentminutes.schema.usage_rule import UsageRule
 
 __all__ = (
+    "EXPORT_ONLY",
     "Harness",
     "RootsOf",
     "env_path",
@@ -69,9 +71,10 @@ class Harness:
     patterns: tuple[str, ...]
     #: Folders of finished sessions: searched by discovery, never watched by ``follow``.
     archives: RootsOf | None
-    #: ``"module:Class"`` of its :class:`~agentminutes.discovery.layouts.Locator`
-    #: (how sessions, subagents and sidecars lie under a root); ``None``: the generic
-    #: whole-document locator (every file under an explicit root).
+    #: ``"module:Class"`` of its :class:`~agentminutes.harness.layout.Locator` (how
+    #: sessions, subagents and sidecars lie under a root: ``harness/<name>/layout.py``,
+    #: or :class:`~agentminutes.harness.files_layout.FilesLocator`); ``None``: the
+    #: generic whole-document locator (every file under an explicit root).
     layout: str | None
     #: Whether ``follow`` reads it through its adapter's tail (a database or a
     #: folder of documents rewritten whole: the adapter is a
@@ -92,6 +95,39 @@ class Harness:
     def adapter_class(self) -> Any:
         """Its adapter class (the module imported on first use)."""
         return resolve(self.adapter)
+
+
+class _Unhomed(TypedDict):
+    """The fields a source read only from a path it is given declares alike."""
+
+    roots: RootsOf | None
+    env: tuple[str, ...]
+    patterns: tuple[str, ...]
+    archives: RootsOf | None
+    layout: str | None
+    tail: bool
+    vocabulary: str | None
+    baseline: str | None
+    usage: UsageRule | None
+    prompt: Literal["all", "input", ""]
+
+
+#: A data export's declarations beside its name, provider and adapter
+#: (``Harness(..., **EXPORT_ONLY)``): no home folder (a root is given), the generic
+#: whole-document locator, no follow, no drift vocabulary, no usage recorded. The
+#: fields stay required: this names the values once for the harnesses they all fit.
+EXPORT_ONLY: Final[_Unhomed] = {
+    "roots": None,
+    "env": (),
+    "patterns": (),
+    "archives": None,
+    "layout": None,
+    "tail": False,
+    "vocabulary": None,
+    "baseline": None,
+    "usage": None,
+    "prompt": "",
+}
 
 
 _resolved: dict[str, Any] = {}

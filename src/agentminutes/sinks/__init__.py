@@ -47,20 +47,5 @@ __all__ = (
     "parse_sink_spec",
 )
 
-_HOMES = {
-    "FileSink": "streams",
-    "JsonlSink": "agentminutes.formats.jsonl",
-    "SessionJsonSink": "agentminutes.formats.json",
-    "Sink": "protocol",
-    "SocketSink": "sockets",
-    "StatsSink": "agentminutes.formats.stats",
-    "StreamSink": "streams",
-    "append_jsonl": "encoding",
-    "encode_event": "encoding",
-    "jsonl_encoder": "encoding",
-    "one_line": "encoding",
-    "parse_sink_spec": "streams",
-}
 
-
-__getattr__ = lazy_exports(__name__, _HOMES, globals())
+__getattr__ = lazy_exports(globals())

@@ -1,82 +1,75 @@
-"""Where each harness keeps its sessions on disk: one locator module per harness.
+"""Finding sessions on disk: each harness's layout, made with discovery's reader.
 
-:mod:`~agentminutes.discovery.layouts.base` holds what they share (``SessionRef``,
-``ScanContext``, identity reads, the ``Locator`` base);
-:mod:`~agentminutes.discovery.layouts.registry` maps harness names to locators.
+The layouts themselves are path logic and live in each harness's folder
+(``harness/<name>/layout.py``, on :mod:`agentminutes.harness.layout`, whose
+shared names, ``SessionRef``, ``ScanContext``, the ``Locator`` base …, are
+re-exported here); its description names the class. Here is what discovery
+adds: :mod:`~agentminutes.discovery.layouts.base` reads a transcript's identity
+through the pipeline (the :class:`~agentminutes.harness.layout.Reader` every
+locator is made with); :mod:`~agentminutes.discovery.layouts.registry` makes
+the locator of a harness by name.
+
+The per-harness locators once imported from here (``ClaudeCodeLocator`` …)
+still are, with a :class:`DeprecationWarning` naming their new module.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Final
 
-from agentminutes._lazy import lazy_exports
-from agentminutes.discovery.layouts.base import (
+from agentminutes._lazy import moved
+from agentminutes.discovery.layouts.base import READER, build_ref, read_identity
+from agentminutes.discovery.layouts.registry import LOCATORS, locator
+from agentminutes.harness.layout import (
     Gathered,
     IdentityCache,
     Item,
     Locator,
+    Reader,
     Root,
     ScanContext,
     SessionRef,
-    build_ref,
     check_session_id,
     clean,
     join,
-    read_identity,
     wanted_cwd,
 )
-from agentminutes.discovery.layouts.registry import LOCATORS, locator
 
-if TYPE_CHECKING:
-    from agentminutes.discovery.layouts.antigravity import (
-        AntigravityLocator,
-        conversation_folder,
-        conversation_id_of,
-    )
-    from agentminutes.discovery.layouts.claude_code import ClaudeCodeLocator
-    from agentminutes.discovery.layouts.codex import CodexLocator
-    from agentminutes.discovery.layouts.copilot import CopilotLocator
-    from agentminutes.discovery.layouts.documents import DocumentLocator
-    from agentminutes.discovery.layouts.gemini_cli import GeminiCliLocator
-    from agentminutes.discovery.layouts.pi import PiLocator
-
-#: The names re-exported from one harness's module, imported when first used.
-_LAZY = {
-    "AntigravityLocator": "antigravity",
-    "conversation_folder": "antigravity",
-    "conversation_id_of": "antigravity",
-    "ClaudeCodeLocator": "claude_code",
-    "CodexLocator": "codex",
-    "CopilotLocator": "copilot",
-    "DocumentLocator": "documents",
-    "GeminiCliLocator": "gemini_cli",
-    "PiLocator": "pi",
+#: Names that moved into the harness folders, and their modules now.
+_MOVED: Final = {
+    "AntigravityLocator": "agentminutes.harness.antigravity.layout",
+    "conversation_folder": "agentminutes.harness.antigravity.layout",
+    "conversation_id_of": "agentminutes.harness.antigravity.layout",
+    "ClaudeCodeLocator": "agentminutes.harness.claude_code.layout",
+    "CodexLocator": "agentminutes.harness.codex.layout",
+    "CopilotLocator": "agentminutes.harness.copilot.layout",
+    "DocumentLocator": "agentminutes.harness.documents_layout",
+    "GeminiCliLocator": "agentminutes.harness.gemini_cli.layout",
+    "PiLocator": "agentminutes.harness.pi.layout",
 }
 
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+def __getattr__(name: str) -> Any:
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return moved(__name__, home)(name)
+
 
 __all__ = (
     "LOCATORS",
-    "AntigravityLocator",
-    "ClaudeCodeLocator",
-    "CodexLocator",
-    "CopilotLocator",
-    "DocumentLocator",
+    "READER",
     "Gathered",
-    "GeminiCliLocator",
     "IdentityCache",
     "Item",
     "Locator",
-    "PiLocator",
+    "Reader",
     "Root",
     "ScanContext",
     "SessionRef",
     "build_ref",
     "check_session_id",
     "clean",
-    "conversation_folder",
-    "conversation_id_of",
     "join",
     "locator",
     "read_identity",

@@ -1,26 +1,5 @@
-"""pi: ``sessions/<project>/*.jsonl``."""
+"""Deprecated path: this layout is :mod:`agentminutes.harness.pi.layout` now."""
 
-from __future__ import annotations
+from agentminutes._lazy import moved
 
-from collections.abc import Iterator
-
-from agentminutes.discovery.layouts.base import Item, Locator, ScanContext, is_dir_entry
-from agentminutes.errors import ScanError
-
-
-class PiLocator(Locator):
-    """``<root>/--<cwd with / as ->--/<time>_<session id>.jsonl``."""
-
-    harness = "pi"
-    join = "inline"
-
-    def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        for found in self._project_entries(root, ctx):
-            if isinstance(found, ScanError):
-                yield found
-                continue
-            path, e = found
-            if not is_dir_entry(e) and e.name.endswith(".jsonl"):
-                yield from self._ref(path, ctx)
-            else:
-                ctx.skip_tree(path, is_dir_entry(e), "not a session transcript")
+__getattr__ = moved(__name__, "agentminutes.harness.pi.layout")

@@ -1,9 +1,12 @@
 """Every harness with a layout, by name: a view of the harness registry.
 
-Each harness names its locator in its folder's description (``layout=``, a
-``"module:Class"``); the module is imported when the harness is first asked
-for, so ``sessions --harness claude-code`` loads one layout module, not all of
-them (start-up is most of a short listing's time).
+Each harness names its locator class in its folder's description
+(``layout=``, a ``"module:Class"`` in the folder, imported when the harness is
+first asked for: ``sessions --harness claude-code`` loads one layout module);
+discovery makes one locator per harness on first use, with
+:data:`~agentminutes.discovery.layouts.base.READER` to read identities through
+the pipeline, and the harness's name and file-name patterns for a layout any
+harness may use.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Final
 
-from agentminutes.discovery.layouts.base import Locator
+from agentminutes.discovery.layouts.base import READER
 from agentminutes.harness.description import resolve
+from agentminutes.harness.layout import Locator
 from agentminutes.harness.registry import described, harnesses
 
 __all__ = (
@@ -24,15 +28,16 @@ _made: dict[str, Locator] = {}
 
 
 def _layout(harness: str) -> Locator | None:
-    """The one locator of a harness with a folder layout (its module imported on first use)."""
+    """The one locator of a harness with a folder layout (made on first use)."""
     found = _made.get(harness)
     if found is None:
         entry = described(harness)
         if entry is None or entry.layout is None:
             return None
-        found = resolve(entry.layout)()
+        found = resolve(entry.layout)(reader=READER)
         if not found.harness:  # a layout any harness may use (FilesLocator)
             found.harness = harness
+        found.patterns = entry.patterns
         _made[harness] = found
     return found
 
@@ -69,7 +74,8 @@ def locator(harness: str) -> Locator | None:
     """The locator of *harness*, or ``None`` for a harness discovery does not know.
 
     Whole-document harnesses without a layout of their own (data exports,
-    ``turns.db``) get a :class:`DocumentLocator`, which needs an explicit root.
+    ``turns.db``) get a :class:`~agentminutes.harness.documents_layout.DocumentLocator`,
+    which needs an explicit root.
     """
     found = _layout(harness)
     if found is not None:
@@ -77,6 +83,6 @@ def locator(harness: str) -> Locator | None:
     entry = described(harness)
     if entry is None or entry.reads != "documents":
         return None
-    from agentminutes.discovery.layouts.documents import DocumentLocator
+    from agentminutes.harness.documents_layout import DocumentLocator
 
-    return DocumentLocator(harness)
+    return DocumentLocator(harness, reader=READER)

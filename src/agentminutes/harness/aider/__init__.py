@@ -37,7 +37,7 @@ DESCRIPTION: Final = Harness(
     env=(),
     patterns=(".aider.chat.history*.md",),
     archives=None,
-    layout="agentminutes.discovery.layouts.aider:AiderLocator",
+    layout="agentminutes.harness.aider.layout:AiderLocator",
     tail=False,
     vocabulary="agentminutes.harness.aider.drift:VOCABULARY",
     baseline="agentminutes.harness.aider:baselines/aider.json",
@@ -47,7 +47,5 @@ DESCRIPTION: Final = Harness(
     prompt="input",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"AiderAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

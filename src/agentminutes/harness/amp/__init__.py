@@ -45,7 +45,7 @@ DESCRIPTION: Final = Harness(
     env=("XDG_DATA_HOME",),
     patterns=("T-*.json",),
     archives=None,
-    layout="agentminutes.discovery.layouts.files:FilesLocator",
+    layout="agentminutes.harness.files_layout:FilesLocator",
     tail=False,
     vocabulary="agentminutes.harness.amp.drift:VOCABULARY",
     baseline="agentminutes.harness.amp:baselines/amp.json",
@@ -55,7 +55,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"AmpAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

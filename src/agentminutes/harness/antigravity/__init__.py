@@ -35,7 +35,7 @@ DESCRIPTION: Final = Harness(
     env=(),
     patterns=("transcript_full.jsonl",),
     archives=None,
-    layout="agentminutes.discovery.layouts.antigravity:AntigravityLocator",
+    layout="agentminutes.harness.antigravity.layout:AntigravityLocator",
     tail=False,
     vocabulary="agentminutes.harness.antigravity.drift:VOCABULARY",
     baseline="agentminutes.harness.antigravity:baselines/antigravity.json",
@@ -43,7 +43,5 @@ DESCRIPTION: Final = Harness(
     prompt="",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"AntigravityAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -45,7 +45,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from agentminutes._lazy import lazy_exports
-from agentminutes.harness.description import Harness
+from agentminutes.harness.description import EXPORT_ONLY, Harness
 
 if TYPE_CHECKING:
     from agentminutes.harness.chatgpt.adapter import ChatGPTAdapter
@@ -60,19 +60,8 @@ DESCRIPTION: Final = Harness(
     provider="openai",
     reads="documents",
     adapter="agentminutes.harness.chatgpt.adapter:ChatGPTAdapter",
-    roots=None,
-    env=(),
-    patterns=(),
-    archives=None,
-    layout=None,
-    tail=False,
-    vocabulary=None,
-    baseline=None,
-    usage=None,
-    prompt="",
+    **EXPORT_ONLY,
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"ChatGPTAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -50,7 +50,7 @@ DESCRIPTION: Final = Harness(
     env=("CLAUDE_CONFIG_DIR",),
     patterns=("*.jsonl",),
     archives=None,
-    layout="agentminutes.discovery.layouts.claude_code:ClaudeCodeLocator",
+    layout="agentminutes.harness.claude_code.layout:ClaudeCodeLocator",
     tail=False,
     vocabulary="agentminutes.harness.claude_code.drift:VOCABULARY",
     baseline="agentminutes.harness.claude_code:baselines/claude-code.json",
@@ -62,7 +62,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"ClaudeCodeAdapter": "adapter", "HARNESS": "vocabulary"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -56,7 +56,7 @@ DESCRIPTION: Final = Harness(
     env=("XDG_CONFIG_HOME", "APPDATA"),
     patterns=("ui_messages.json", "api_conversation_history.json", "*.messages.json"),
     archives=None,
-    layout="agentminutes.discovery.layouts.cline:ClineLocator",
+    layout="agentminutes.harness.cline.layout:ClineLocator",
     tail=True,
     vocabulary="agentminutes.harness.cline.drift:VOCABULARY",
     baseline="agentminutes.harness.cline:baselines/cline.json",
@@ -66,7 +66,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"ClineAdapter": "adapter", "FolderTail": "adapter", "TOOL_KINDS": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

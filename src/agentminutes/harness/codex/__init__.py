@@ -91,7 +91,7 @@ DESCRIPTION: Final = Harness(
     env=("CODEX_HOME",),
     patterns=("rollout-*.jsonl",),
     archives=_archives,
-    layout="agentminutes.discovery.layouts.codex:CodexLocator",
+    layout="agentminutes.harness.codex.layout:CodexLocator",
     tail=False,
     vocabulary="agentminutes.harness.codex.drift:VOCABULARY",
     baseline="agentminutes.harness.codex:baselines/codex.json",
@@ -101,7 +101,5 @@ DESCRIPTION: Final = Harness(
     prompt="input",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"CodexAdapter": "adapter", "HARNESS": "vocabulary"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -42,7 +42,7 @@ DESCRIPTION: Final = Harness(
     env=("CONTINUE_GLOBAL_DIR",),
     patterns=("????????-????-????-????-????????????.json",),
     archives=None,
-    layout="agentminutes.discovery.layouts.files:FilesLocator",
+    layout="agentminutes.harness.files_layout:FilesLocator",
     tail=False,
     vocabulary="agentminutes.harness.continue_cli.drift:VOCABULARY",
     baseline="agentminutes.harness.continue_cli:baselines/continue-cli.json",
@@ -52,7 +52,5 @@ DESCRIPTION: Final = Harness(
     prompt="input",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"ContinueAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -72,7 +72,7 @@ DESCRIPTION: Final = Harness(
     env=("COPILOT_HOME",),
     patterns=("*.jsonl",),
     archives=_archives,
-    layout="agentminutes.discovery.layouts.copilot:CopilotLocator",
+    layout="agentminutes.harness.copilot.layout:CopilotLocator",
     tail=False,
     vocabulary="agentminutes.harness.copilot.drift:VOCABULARY",
     baseline="agentminutes.harness.copilot:baselines/copilot.json",
@@ -83,7 +83,5 @@ DESCRIPTION: Final = Harness(
     prompt="",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"CopilotAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -50,7 +50,7 @@ DESCRIPTION: Final = Harness(
     env=("CRUSH_GLOBAL_DATA", "XDG_DATA_HOME"),
     patterns=("crush.db",),
     archives=None,
-    layout="agentminutes.discovery.layouts.crush:CrushLocator",
+    layout="agentminutes.harness.crush.layout:CrushLocator",
     tail=True,
     vocabulary=None,
     baseline=None,
@@ -61,7 +61,5 @@ DESCRIPTION: Final = Harness(
     prompt="input",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"CrushAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

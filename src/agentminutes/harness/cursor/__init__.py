@@ -42,7 +42,7 @@ DESCRIPTION: Final = Harness(
     env=(),
     patterns=("*.jsonl",),
     archives=None,
-    layout="agentminutes.discovery.layouts.cursor:CursorLocator",
+    layout="agentminutes.harness.cursor.layout:CursorLocator",
     tail=False,
     vocabulary="agentminutes.harness.cursor.drift:VOCABULARY",
     baseline="agentminutes.harness.cursor:baselines/cursor.json",
@@ -50,7 +50,5 @@ DESCRIPTION: Final = Harness(
     prompt="",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"CursorAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -35,7 +35,7 @@ DESCRIPTION: Final = Harness(
     env=("FACTORY_HOME_OVERRIDE",),
     patterns=("*.jsonl",),
     archives=None,
-    layout="agentminutes.discovery.layouts.files:FilesLocator",
+    layout="agentminutes.harness.files_layout:FilesLocator",
     tail=False,
     vocabulary="agentminutes.harness.droid.drift:VOCABULARY",
     baseline="agentminutes.harness.droid:baselines/droid.json",
@@ -44,7 +44,5 @@ DESCRIPTION: Final = Harness(
     prompt="",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"DroidAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

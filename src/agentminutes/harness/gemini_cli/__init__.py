@@ -109,7 +109,7 @@ DESCRIPTION: Final = Harness(
     env=("GEMINI_CLI_HOME",),
     patterns=("*.jsonl",),
     archives=None,
-    layout="agentminutes.discovery.layouts.gemini_cli:GeminiCliLocator",
+    layout="agentminutes.harness.gemini_cli.layout:GeminiCliLocator",
     tail=False,
     vocabulary="agentminutes.harness.gemini_cli.drift:VOCABULARY",
     baseline="agentminutes.harness.gemini_cli:baselines/gemini-cli.json",
@@ -119,7 +119,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"GeminiCliAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

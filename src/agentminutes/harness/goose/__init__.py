@@ -60,7 +60,5 @@ DESCRIPTION: Final = Harness(
     prompt="input",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"GooseAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -35,7 +35,7 @@ DESCRIPTION: Final = Harness(
     env=("HERMES_HOME",),
     patterns=("state.db",),
     archives=None,
-    layout="agentminutes.discovery.layouts.hermes:HermesLocator",
+    layout="agentminutes.harness.hermes.layout:HermesLocator",
     tail=True,
     vocabulary=None,
     baseline=None,
@@ -45,7 +45,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"HermesAdapter": "adapter", "HermesTail": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -36,7 +36,7 @@ DESCRIPTION: Final = Harness(
     env=("KIMI_SHARE_DIR",),
     patterns=("wire.jsonl",),
     archives=None,
-    layout="agentminutes.discovery.layouts.kimi:KimiLocator",
+    layout="agentminutes.harness.kimi.layout:KimiLocator",
     tail=False,
     vocabulary="agentminutes.harness.kimi.drift:VOCABULARY",
     baseline="agentminutes.harness.kimi:baselines/kimi.json",
@@ -46,7 +46,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"KimiAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

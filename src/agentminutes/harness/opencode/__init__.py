@@ -55,7 +55,7 @@ DESCRIPTION: Final = Harness(
     env=("XDG_DATA_HOME",),
     patterns=("*.db",),
     archives=None,
-    layout="agentminutes.discovery.layouts.opencode:OpenCodeLocator",
+    layout="agentminutes.harness.opencode.layout:OpenCodeLocator",
     tail=True,
     vocabulary="agentminutes.harness.opencode.drift:VOCABULARY",
     baseline="agentminutes.harness.opencode:baselines/opencode.json",
@@ -66,15 +66,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {
-    "OpenCodeAdapter": "adapter",
-    "DatabaseTail": "adapter",
-    "SessionRow": "adapter",
-    "TOOL_KINDS": "adapter",
-    "build_session": "adapter",
-    "tree_files": "adapter",
-    "ms_rfc3339": "adapter",
-}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

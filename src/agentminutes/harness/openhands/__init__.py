@@ -39,7 +39,7 @@ DESCRIPTION: Final = Harness(
     env=("OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR"),
     patterns=("base_state.json",),
     archives=None,
-    layout="agentminutes.discovery.layouts.openhands:OpenHandsLocator",
+    layout="agentminutes.harness.openhands.layout:OpenHandsLocator",
     tail=False,
     vocabulary=None,
     baseline=None,
@@ -51,7 +51,5 @@ DESCRIPTION: Final = Harness(
     prompt="input",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"OpenHandsAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

@@ -37,7 +37,7 @@ DESCRIPTION: Final = Harness(
     env=("PI_CODING_AGENT_DIR",),
     patterns=("*.jsonl",),
     archives=None,
-    layout="agentminutes.discovery.layouts.pi:PiLocator",
+    layout="agentminutes.harness.pi.layout:PiLocator",
     tail=False,
     vocabulary="agentminutes.harness.pi.drift:VOCABULARY",
     baseline="agentminutes.harness.pi:baselines/pi.json",
@@ -47,7 +47,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"PiAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

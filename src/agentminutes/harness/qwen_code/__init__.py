@@ -38,7 +38,7 @@ DESCRIPTION: Final = Harness(
     env=("QWEN_RUNTIME_DIR", "QWEN_HOME"),
     patterns=("*.jsonl", "session-*.json"),
     archives=None,
-    layout="agentminutes.discovery.layouts.qwen_code:QwenCodeLocator",
+    layout="agentminutes.harness.qwen_code.layout:QwenCodeLocator",
     tail=False,
     vocabulary="agentminutes.harness.qwen_code.drift:VOCABULARY",
     baseline="agentminutes.harness.qwen_code:baselines/qwen-code.json",
@@ -48,7 +48,5 @@ DESCRIPTION: Final = Harness(
     prompt="all",
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"QwenCodeAdapter": "adapter", "TOOL_KINDS": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

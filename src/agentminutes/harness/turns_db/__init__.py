@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from agentminutes._lazy import lazy_exports
-from agentminutes.harness.description import Harness
+from agentminutes.harness.description import EXPORT_ONLY, Harness
 
 if TYPE_CHECKING:
     from agentminutes.harness.turns_db.adapter import TurnsDBAdapter
@@ -22,19 +22,8 @@ DESCRIPTION: Final = Harness(
     provider="",
     reads="documents",
     adapter="agentminutes.harness.turns_db.adapter:TurnsDBAdapter",
-    roots=None,
-    env=(),
-    patterns=(),
-    archives=None,
-    layout=None,
-    tail=False,
-    vocabulary=None,
-    baseline=None,
-    usage=None,
-    prompt="",
+    **EXPORT_ONLY,
 )
 
-#: The names re-exported from the adapter's modules, imported when first used.
-_LAZY: Final = {"TurnsDBAdapter": "adapter"}
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(globals())

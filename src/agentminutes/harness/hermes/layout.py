@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import Item, ScanContext, is_dir_path, join
-from agentminutes.discovery.layouts.documents import DocumentLocator
+from agentminutes.harness.documents_layout import DocumentLocator
+from agentminutes.harness.layout import Item, ScanContext, is_dir_path, join
 
 
 class HermesLocator(DocumentLocator):
@@ -17,8 +17,7 @@ class HermesLocator(DocumentLocator):
     a database itself.
     """
 
-    def __init__(self, harness: str = "hermes") -> None:
-        super().__init__(harness)
+    harness = "hermes"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
         if not is_dir_path(root):

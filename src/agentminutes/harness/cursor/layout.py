@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import (
+from agentminutes.harness.layout import (
     Gathered,
     Item,
     Locator,
@@ -15,7 +15,6 @@ from agentminutes.discovery.layouts.base import (
     is_dir_entry,
     join,
     list_entries,
-    strict_ref,
 )
 
 
@@ -66,7 +65,7 @@ class CursorLocator(Locator):
             parent.meta.session_id = sid
         subagents = []
         for path in parent.subagent_paths or _subagents(folder):
-            ref = strict_ref(self.harness, path)
+            ref = self._strict_ref(path)
             ref.meta.session_id = parent.meta.session_id
             ref.meta.subagent_id = os.path.basename(path)[: -len(".jsonl")]
             ref.meta.is_subagent = True

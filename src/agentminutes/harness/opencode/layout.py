@@ -6,7 +6,8 @@ import os
 from collections.abc import Iterator
 
 from agentminutes import timestamps
-from agentminutes.discovery.layouts.base import (
+from agentminutes.errors import AgentminutesError, ScanError
+from agentminutes.harness.layout import (
     Item,
     Locator,
     ScanContext,
@@ -18,7 +19,6 @@ from agentminutes.discovery.layouts.base import (
     os_cause,
     walk_files,
 )
-from agentminutes.errors import AgentminutesError, ScanError
 
 
 class OpenCodeLocator(Locator):
@@ -71,19 +71,18 @@ class OpenCodeLocator(Locator):
     def _refs(
         self, path: str, ctx: ScanContext, *, named: bool
     ) -> list[SessionRef] | ScanError | None:
-        from agentminutes.harness.opencode import OpenCodeAdapter
-        from agentminutes.pipeline.document_sources import route
+        from agentminutes.harness.opencode.adapter import OpenCodeAdapter
 
         try:
-            found = route(path, "opencode" if named else "auto")
+            found = self.reader.route(path, "opencode" if named else "auto")
         except AgentminutesError as exc:
             return ScanError(self.harness, str(exc), path) if named else None
-        if found.document is None or found.adapter is not OpenCodeAdapter:
+        if found is None or found[1] is not OpenCodeAdapter:
             return ScanError(self.harness, "not an OpenCode store", path) if named else None
         if ctx.on_file is not None:
             ctx.on_file(path)
         try:
-            rows = OpenCodeAdapter().session_rows(found.document)
+            rows = OpenCodeAdapter().session_rows(found[0])
         except AgentminutesError as exc:
             return ScanError(self.harness, str(exc), path)
         out = []
@@ -131,7 +130,7 @@ class OpenCodeLocator(Locator):
 
     def sidecars(self, ref: SessionRef) -> list[str]:
         """A storage-tree session's message and part files (none for a database session)."""
-        from agentminutes.harness.opencode import tree_files
+        from agentminutes.harness.opencode.adapter import tree_files
 
         if ref.path.endswith(".db"):
             return []

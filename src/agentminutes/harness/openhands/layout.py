@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import Item, ScanContext, is_dir_entry, join
-from agentminutes.discovery.layouts.documents import DocumentLocator
+from agentminutes.harness.documents_layout import DocumentLocator
+from agentminutes.harness.layout import Item, ScanContext, is_dir_entry, join
 
 
 class OpenHandsLocator(DocumentLocator):
     """One session per conversation folder; the folder is the session's source."""
 
-    def __init__(self, harness: str = "openhands") -> None:
-        super().__init__(harness)
+    harness = "openhands"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
         entries = yield from self._listing(root)

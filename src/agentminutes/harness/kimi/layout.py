@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import (
+from agentminutes.harness.layout import (
     Item,
     Locator,
     ScanContext,

@@ -6,7 +6,8 @@ import os
 from collections.abc import Iterator
 
 from agentminutes import timestamps
-from agentminutes.discovery.layouts.base import (
+from agentminutes.errors import AgentminutesError, ScanError
+from agentminutes.harness.layout import (
     Item,
     Locator,
     ScanContext,
@@ -16,7 +17,6 @@ from agentminutes.discovery.layouts.base import (
     join,
     os_cause,
 )
-from agentminutes.errors import AgentminutesError, ScanError
 
 #: The documents of a task folder (the rest of a task folder is checkpoints, context files).
 MEMBERS = ("api_conversation_history.json", "ui_messages.json", "task_metadata.json")
@@ -64,7 +64,8 @@ class ClineLocator(Locator):
             for e in entries:
                 if e.name != document:
                     ctx.skip_tree(join(folder, e.name), is_dir_entry(e), "not a session document")
-            yield from self._session_file(join(folder, document), ctx)
+            file = join(folder, document)
+            yield from self._session(file, "json", [file], ctx)
             return
         if not names & set(MEMBERS[:2]):
             ctx.skip_tree(folder, True, "not a task folder")
@@ -72,65 +73,35 @@ class ClineLocator(Locator):
         for e in entries:
             if e.name not in MEMBERS:
                 ctx.skip_tree(join(folder, e.name), is_dir_entry(e), "not a task document")
+        members = [join(folder, n) for n in MEMBERS if n in names]
+        yield from self._session(folder, "folder", members, ctx)
+
+    def _session(self, path: str, kind: str, files: list[str], ctx: ScanContext) -> Iterator[Item]:
+        """The one session of a task folder or session document at *path*, listed with its
+        *files*' latest time and their total size."""
         if ctx.on_file is not None:
-            ctx.on_file(folder)
-        from agentminutes.harness.cline import ClineAdapter
-        from agentminutes.pipeline.document_sources import OpenedDocument
+            ctx.on_file(path)
+        from agentminutes.harness.cline.adapter import ClineAdapter
 
         try:
-            doc = OpenedDocument(folder, "folder", path=folder)
-            adapter = ClineAdapter()
-            session = next(adapter.sessions(doc))
-            stats = [os.stat(join(folder, n)) for n in MEMBERS if n in names]
+            stats = [os.stat(f) for f in files]
+            session = next(ClineAdapter().sessions(self.reader.opened(path, kind)))
         except OSError as exc:
-            yield ScanError(self.harness, os_cause("stat", folder, exc), folder)
+            yield ScanError(self.harness, os_cause("stat", path, exc), path)
             return
         except (AgentminutesError, StopIteration) as exc:
-            yield ScanError(self.harness, str(exc) or "no session", folder)
+            yield ScanError(self.harness, str(exc) or "no session", path)
             return
         head = session.events[0]
         assert head.session_meta is not None
+        updated = session.conversation.updated
         ref = SessionRef(
             meta=head.session_meta,
-            path=folder,
+            path=path,
             started_at=timestamps.normalize(head.timestamp) if head.timestamp else "",
             mod_time=timestamps.format_local_ns(max(st.st_mtime_ns for st in stats)),
             size_bytes=sum(st.st_size for st in stats),
-            updated_at=timestamps.normalize(session.conversation.updated)
-            if session.conversation.updated
-            else "",
-        )
-        if not ctx.windowed() or ctx.includes(*ref.window()):
-            yield ref
-
-    def _session_file(self, file: str, ctx: ScanContext) -> Iterator[Item]:
-        """A 3.x CLI ``sessions/<id>/<id>.messages.json``: one session, the file its path."""
-        if ctx.on_file is not None:
-            ctx.on_file(file)
-        from agentminutes.harness.cline import ClineAdapter
-        from agentminutes.pipeline.document_sources import OpenedDocument
-
-        try:
-            st = os.stat(file)
-            doc = OpenedDocument(file, "json", path=file)
-            session = next(ClineAdapter().sessions(doc))
-        except OSError as exc:
-            yield ScanError(self.harness, os_cause("stat", file, exc), file)
-            return
-        except (AgentminutesError, StopIteration) as exc:
-            yield ScanError(self.harness, str(exc) or "no session", file)
-            return
-        head = session.events[0]
-        assert head.session_meta is not None
-        ref = SessionRef(
-            meta=head.session_meta,
-            path=file,
-            started_at=timestamps.normalize(head.timestamp) if head.timestamp else "",
-            mod_time=timestamps.format_local_ns(st.st_mtime_ns),
-            size_bytes=st.st_size,
-            updated_at=timestamps.normalize(session.conversation.updated)
-            if session.conversation.updated
-            else "",
+            updated_at=timestamps.normalize(updated) if updated else "",
         )
         if not ctx.windowed() or ctx.includes(*ref.window()):
             yield ref

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import (
+from agentminutes.errors import ScanError
+from agentminutes.harness.layout import (
     Item,
     Locator,
     ScanContext,
     is_dir_entry,
     join,
 )
-from agentminutes.errors import ScanError
 
 
 class QwenCodeLocator(Locator):

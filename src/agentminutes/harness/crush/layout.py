@@ -6,8 +6,8 @@ import json
 import os
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import Item, ScanContext, is_dir_path, join
-from agentminutes.discovery.layouts.documents import DocumentLocator
+from agentminutes.harness.documents_layout import DocumentLocator
+from agentminutes.harness.layout import Item, ScanContext, is_dir_path, join
 
 
 class CrushLocator(DocumentLocator):
@@ -20,8 +20,7 @@ class CrushLocator(DocumentLocator):
     not opened.
     """
 
-    def __init__(self) -> None:
-        super().__init__("crush")
+    harness = "crush"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
         if not is_dir_path(root):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterator
 
-from agentminutes.discovery.layouts.base import (
+from agentminutes.harness.layout import (
     Item,
     Locator,
     ScanContext,
@@ -14,7 +14,6 @@ from agentminutes.discovery.layouts.base import (
     join,
     list_entries,
 )
-from agentminutes.harness.registry import described
 
 
 class AiderLocator(Locator):
@@ -32,8 +31,7 @@ class AiderLocator(Locator):
         if not is_dir_path(root):
             yield from self._ref(root, ctx)
             return
-        entry = described(self.harness)
-        patterns = entry.patterns if entry is not None else ()
+        patterns = self.patterns
         entries = yield from self._listing(root)
         if entries is None:
             return
