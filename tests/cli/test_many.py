@@ -154,3 +154,38 @@ def test_multi_conversation_export_among_several_needs_all() -> None:
     assert every.returncode == 0, every.stderr
     assert every.stdout.splitlines()[: len(alone)] == alone
     assert len(every.stdout.splitlines()) == len(alone) + 1
+
+
+def test_sessions_error_lines_stand_between_the_paths_around_them(tmp_path: Path) -> None:
+    # Paths are written in batches; an error line still comes after the paths found
+    # before it and before those found after it, in one log of both streams.
+    project = tmp_path / "projects" / "-home-user-work"
+    project.mkdir(parents=True)
+    good = CC.read_bytes()
+    (project / "a.jsonl").write_bytes(good)
+    (project / "b.jsonl").write_bytes(b"{oops\n")
+    (project / "c.jsonl").write_bytes(good)
+    root = str(tmp_path / "projects")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentminutes",
+            "sessions",
+            "--harness",
+            "claude-code",
+            "--root",
+            root,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0] == str(project / "a.jsonl")
+    assert lines[1].startswith("agentminutes: ")
+    assert "b.jsonl" in lines[1]
+    assert lines[2] == str(project / "c.jsonl")
+    assert lines[3].startswith("agentminutes: 2 sessions")

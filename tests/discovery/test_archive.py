@@ -347,3 +347,53 @@ def test_the_async_twin(home: Path, tmp_path: Path) -> None:
     result = anyio.run(run)
     assert result.ok
     assert result.sessions == [EF958]
+
+
+def test_worker_processes_archive_as_one_process(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentminutes.pipeline import processes
+
+    # Two more sessions of the same folder: one whose last record no rule reads (its
+    # copy is kept, its normalized session refused), one that normalizes.
+    project = home / ".claude" / "projects" / "-order"
+    whole = (project / "s.jsonl").read_bytes()
+    (project / "s-weird.jsonl").write_bytes(whole + b'{"type":"weird.thing","data":{}}\n')
+    (project / "s-again.jsonl").write_bytes(whole)
+    monkeypatch.setattr(processes, "PARALLEL_BYTES", 1)
+    started: list[int] = []
+    real = processes.in_order
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        started.append(len(args[1]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(processes, "in_order", spy)
+    runs = []
+    for jobs in (1, 2):
+        to = tmp_path / f"archive{jobs}"
+        said: list[str] = []
+        result = archive_sync(
+            to,
+            harness="claude-code",
+            cwd="/workspace",
+            env=_env(home),
+            on_report=said.append,
+            jobs=jobs,
+        )
+        files = {
+            str(p.relative_to(to)): p.read_bytes()
+            for p in sorted(to.rglob("*"))
+            if p.is_file() and p.name != MANIFEST
+        }
+        manifest = {k: {**v, "copied_at": ""} for k, v in _manifest(to).items()}
+        done = [result.sessions, result.copied, result.normalized, result.errors, said]
+        runs.append(([[x.replace(str(to), "TO") for x in xs] for xs in done], files, manifest))
+    assert started == [5]  # every transcript copied, normalized by the workers
+    assert runs[0] == runs[1]
+    errors = runs[0][0][3]
+    assert runs[0][0][4] == errors  # each reported as it would be by one process
+    assert len(errors) == 2
+    assert errors[0].startswith("not normalized: TO/-order/s-weird.jsonl: ")
+    assert errors[1].endswith("invalid character (byte 0) at line 1")
+    assert len(runs[0][0][2]) == 4

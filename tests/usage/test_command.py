@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -331,6 +332,7 @@ def test_by_day_model_csv_and_the_window(home: Path) -> None:
         (["--tz", "Mars/Olympus"], "want a time zone"),
         (["--root", "/nowhere"], "--harness"),
         (["--prices", "/nowhere.toml"], "--prices /nowhere.toml"),
+        (["--full", "--follow"], "--full"),
     ],
 )
 def test_bad_options_are_one_error_line(home: Path, args: list[str], message: str) -> None:
@@ -408,23 +410,33 @@ def test_worker_processes_read_a_home_as_one_process_does(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Transcripts read by worker processes give the summaries, errors and order of one process."""
+    from agentminutes.pipeline import processes
     from agentminutes.usage import report
     from agentminutes.usage.cache import SummaryCache
 
     env = {"HOME": str(home)}
     one = report.collect(env=env, cache=SummaryCache(enabled=False), jobs=1)
     # Every byte counts as enough to share out, in tasks of one transcript each.
-    monkeypatch.setattr(report, "PARALLEL_BYTES", 1)
-    monkeypatch.setattr(report, "TASK_BYTES", 1)
+    monkeypatch.setattr(processes, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(processes, "TASK_BYTES", 1)
     calls: list[int] = []
     workers = report._summarize_in_workers
     monkeypatch.setattr(
         report,
         "_summarize_in_workers",
-        lambda todo, jobs: (calls.append(jobs), workers(todo, jobs)),
+        lambda todo, jobs, *rest: (calls.append(jobs), workers(todo, jobs, *rest)),
     )
-    two = report.collect(env=env, cache=SummaryCache(enabled=False), jobs=2)
+    # The caller's preparation runs meanwhile, on a thread (an error in it is passed over).
+    ran: list[str] = []
+
+    def prepare() -> None:
+        ran.append(threading.current_thread().name)
+        raise RuntimeError("passed over")
+
+    two = report.collect(env=env, cache=SummaryCache(enabled=False), jobs=2, while_reading=prepare)
     assert calls == [2]
+    assert len(ran) == 1
+    assert ran[0] != threading.main_thread().name
     assert len(one.transcripts) >= 10
     assert [t.summary for t in two.transcripts] == [t.summary for t in one.transcripts]
     assert [(t.session_id, t.project, t.started_ns) for t in two.transcripts] == [

@@ -165,3 +165,52 @@ def test_a_base_install_reads_unpriced_never_zero_and_says_why_once() -> None:
     assert text.count("pip install 'agentminutes-py[cost]'") == 1
     # Rows of no tokens at all (Claude Code's <synthetic> notices) are not shown.
     assert all(line.split()[0] != "<synthetic>" for line in text.splitlines() if line.strip())
+
+
+_MEMO_RUN = """
+import sys
+from agentminutes.usage.prices import PriceMemo, Pricer
+from agentminutes.usage.report import build_report, collect_paths
+
+found = collect_paths(sys.argv[2:])
+memo = PriceMemo(sys.argv[1])
+report = build_report(found.transcripts, ["day", "model"], pricer=Pricer(memo=memo), tz="UTC")
+memo.save()
+print(repr([(r.keys, r.cost, r.cost_sources, sorted(r.unpriced)) for r in report.rows]))
+print(repr(report.totals.cost))
+print("genai_prices" in sys.modules)
+"""
+
+
+def test_a_report_priced_from_the_memo_is_the_catalogs_and_imports_no_catalog(
+    tmp_path: Path,
+) -> None:
+    """The memo keeps each day's priced groups: a second report of the same requests costs the
+    same to the last digit without importing genai-prices."""
+    import subprocess
+    import sys
+
+    paths = [
+        str(FIXTURES / "claude-code/cabgov/d82cf66b-4323-4430-a7b0-1cdbc3a784f6.jsonl"),
+        str(FIXTURES / "claude-code/ohcconfig/b21f5989-26ca-432d-9d08-9c11aebeb752.jsonl"),
+        str(FIXTURES / "codex"),
+    ]
+
+    def run(*given: str) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", _MEMO_RUN, str(tmp_path), *given],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.splitlines()
+
+    first = run(*paths)
+    assert first[-1] == "True"  # priced by the catalog
+    assert "Decimal(" in first[1]
+    again = run(*paths)
+    assert again == [*first[:-1], "False"]
+    # A memo of another catalog (or release) is not used: priced anew, the same.
+    memo = tmp_path / "usage-prices.msgpack"
+    memo.write_bytes(memo.read_bytes().replace(b"agentminutes", b"agentminutez", 1))
+    assert run(*paths) == first

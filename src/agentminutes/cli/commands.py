@@ -12,12 +12,21 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from functools import partial
 from typing import IO, TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
-from agentminutes.cli.many import ALL_EXTENSION, run_many, transcript_list
+from agentminutes.cli.many import (
+    ALL_EXTENSION,
+    Made,
+    OneRun,
+    made,
+    replayed,
+    run_many,
+    transcript_list,
+)
 from agentminutes.errors import UsageError, source_name
 from agentminutes.formats import FORMATS, Format, Options, format_named, offered
 from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.pipeline.document_sources import Feed, feeds
+from agentminutes.pipeline.processes import default_jobs, file_bytes, in_order, pays
 from agentminutes.sinks.output import open_output, refuse_inputs
 from agentminutes.stages import build_stages
 from agentminutes.stages.redact import chosen, redaction, redaction_choice
@@ -151,6 +160,7 @@ def _options(
     text_form: str,
     *,
     check_verbatim: bool = True,
+    system_text: bool = True,
 ) -> ParseOptions:
     return ParseOptions(
         permissive=permissive,
@@ -158,6 +168,7 @@ def _options(
         harness_version=harness_version,
         text_form=text_form,
         check_verbatim=check_verbatim,
+        system_text=system_text,
     )
 
 
@@ -460,11 +471,14 @@ def run_stats(
     usage: bool = False,
     prices: str | None = None,
     no_cost: bool = False,
+    jobs: int | None = None,
 ) -> int | None:
     """``agentminutes stats``: the behavioural summary of one session (or, with
     ``include_subagents``, of its whole task); of one transcript or several. As JSON,
     or (*fmt* ``table``, one transcript) as tables; by default tables on a terminal
-    and JSON anywhere else. *usage* adds the usage block (:mod:`agentminutes.usage.stats`)."""
+    and JSON anywhere else. *usage* adds the usage block (:mod:`agentminutes.usage.stats`).
+    Several transcripts are read by *jobs* worker processes (default: one per CPU)
+    once there are enough bytes to read; the output is the same, in the same order."""
     paths = transcript_list(transcripts, paths_from)
     wants_usage = _StatsUsage(prices, not no_cost) if usage else None
     # What --include-subagents reads a task with.
@@ -484,30 +498,50 @@ def run_stats(
         _many_checks(output, to_dir, conversation)
         if include_subagents and conversation:
             raise UsageError("--include-subagents reads transcripts; drop --conversation")
-        indent = 0 if to_dir is None else 2
-        options = _options(harness_version, permissive, False, text_form, check_verbatim=False)
-        stages = build_stages(promote=promote or ())
-
-        async def one(transcript: str, stream: IO[bytes]) -> tuple[int, int, dict[str, int]]:
-            if include_subagents:
-                stream.write(_task_stats_json(transcript, indent, **task)[0])
-                return 1, 0, {}
-            job = _feed(transcript, harness, options, stages, None)
-            data, _, events = await _stats_document(job, wants_usage, indent)
-            stream.write(data)
-            return 1, events, _with_white_space(job)
-
-        outcome = _run(
-            partial(
-                run_many,
-                paths,
-                one,
-                output=output,
-                to_dir=to_dir,
-                extension=FORMATS["stats"].extension,
+        spec = _StatsMany(
+            harness,
+            # A summary as JSON: system events are counted by subtype, their text unread.
+            _options(
+                harness_version,
+                permissive,
+                False,
+                text_form,
+                check_verbatim=False,
+                system_text=False,
             ),
-            paths,
+            tuple(promote or ()),
+            wants_usage,
+            0 if to_dir is None else 2,
+            task if include_subagents else None,
         )
+        one: OneRun = _stats_one(spec, build_stages(promote=spec.promote))
+        workers = default_jobs() if jobs is None else jobs
+        sizes = [file_bytes(p) for p in paths] if workers > 1 and "-" not in paths else []
+        results = None
+        if sizes and pays(workers, sizes):
+            results = in_order(
+                partial(_stats_made, spec),
+                paths,
+                sizes,
+                workers,
+                preload=("agentminutes.cli.commands",),
+            )
+            one = replayed(results)
+        try:
+            outcome = _run(
+                partial(
+                    run_many,
+                    paths,
+                    one,
+                    output=output,
+                    to_dir=to_dir,
+                    extension=FORMATS["stats"].extension,
+                ),
+                paths,
+            )
+        finally:
+            if results is not None:
+                results.close()  # left early (an error, Ctrl-C): the workers stop now
         print(outcome.summary(), file=sys.stderr)
         return 1 if outcome.failed else 0
     transcript = paths[0]
@@ -519,10 +553,54 @@ def run_stats(
             raise UsageError("--include-subagents reads transcripts; drop --conversation")
         _task_stats(transcript, output, fmt=fmt, **task)
         return None
-    options = _options(harness_version, permissive, False, text_form, check_verbatim=False)
+    # The JSON summary reads no system event's text (the table's prompt counts read only
+    # user messages' text).
+    options = _options(
+        harness_version,
+        permissive,
+        False,
+        text_form,
+        check_verbatim=False,
+        system_text=fmt != "table",
+    )
     job = _feed(transcript, harness, options, build_stages(promote=promote or ()), conversation)
     _run(partial(_stats, output, job, fmt, title, wants_usage), [transcript])
     return None
+
+
+class _StatsMany(NamedTuple):
+    """How ``stats`` reads each of several transcripts (what a worker process is sent)."""
+
+    harness: str
+    options: ParseOptions
+    promote: tuple[str, ...]
+    usage: _StatsUsage | None
+    indent: int
+    #: ``--include-subagents``: how the task is read (``None``: the transcript alone).
+    task: dict[str, Any] | None
+
+
+def _stats_one(
+    spec: _StatsMany, stages: list[Stage]
+) -> Callable[[str, IO[bytes]], Coroutine[Any, Any, tuple[int, int, dict[str, int]]]]:
+    """One transcript's stats object, written to the stream: the work of each of several."""
+
+    async def one(transcript: str, stream: IO[bytes]) -> tuple[int, int, dict[str, int]]:
+        if spec.task is not None:
+            stream.write(_task_stats_json(transcript, spec.indent, **spec.task)[0])
+            return 1, 0, {}
+        job = _feed(transcript, spec.harness, spec.options, stages, None)
+        data, _, events = await _stats_document(job, spec.usage, spec.indent)
+        stream.write(data)
+        return 1, events, _with_white_space(job)
+
+    return one
+
+
+def _stats_made(spec: _StatsMany, transcript: str) -> Made:
+    """:func:`_stats_one` of *transcript* in a worker process (stages of its own)."""
+    one = _stats_one(spec, build_stages(promote=spec.promote))
+    return made(transcript, lambda stream: _run(partial(one, transcript, stream), [transcript]))
 
 
 def _task_stats(transcript: str, output: str | None, *, fmt: str, **values: Any) -> None:
@@ -607,10 +685,13 @@ def run_archive(
     no_redact: bool = False,
     redact_pattern: Sequence[str] | None = None,
     redact_config: str | None = None,
+    jobs: int | None = None,
 ) -> int:
     """``agentminutes archive``: copy and normalize sessions; 1 when a source changed.
 
-    Redaction (of the normalized sessions only) is on request.
+    Redaction (of the normalized sessions only) is on request. Without it, the
+    normalized sessions are written by *jobs* worker processes (default: one per
+    CPU) once the transcripts hold enough bytes.
     """
     from agentminutes.discovery.archive import archive_sync
 
@@ -631,6 +712,7 @@ def run_archive(
         permissive=permissive,
         on_report=report,
         redaction=redactor,
+        jobs=default_jobs() if jobs is None else jobs,
     )
     if redactor is not None:
         print(f"agentminutes: archive: {redactor.summary()}", file=sys.stderr)

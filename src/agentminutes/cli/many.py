@@ -12,16 +12,25 @@ so a transcript failing half-way leaves no partial line behind.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import IO
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import IO, NamedTuple
 
 from agentminutes.errors import AgentminutesError, OptionError, UsageError, one_line, source_name
 
-__all__ = ("ALL_EXTENSION", "Outcome", "output_name", "read_paths", "run_many", "transcript_list")
+__all__ = (
+    "ALL_EXTENSION",
+    "Made",
+    "Outcome",
+    "made",
+    "output_name",
+    "read_paths",
+    "replayed",
+    "run_many",
+    "transcript_list",
+)
 
 #: The ending of ``--to-dir``'s file for ``--all`` (each format's is in its table,
 #: :data:`agentminutes.formats.FORMATS`).
@@ -86,6 +95,8 @@ def output_name(transcript: str, extension: str) -> str:
         if base.endswith(ext) and len(base) > len(ext):
             base = base[: -len(ext)]
             break
+    import hashlib  # here: OpenSSL loads with it, and one transcript's run names no file
+
     real = os.path.realpath(transcript)
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:8]
     return f"{base}.{digest}{extension}"
@@ -202,3 +213,70 @@ async def _one_guarded(
         return False
     outcome.add(*counts)
     return True
+
+
+# -- several transcripts read by worker processes ------------------------------------------------
+
+Counts = tuple[int, int, dict[str, int]]
+
+
+class Made(NamedTuple):
+    """One transcript's result as a worker process made it, to be replayed in order.
+
+    ``data`` is what it wrote, ``said`` what it printed on stderr meanwhile (notes,
+    warnings), and ``counts`` its sessions, events and skipped records; or
+    ``error``, the text of the error that stopped it.
+    """
+
+    transcript: str
+    data: bytes
+    said: str
+    counts: Counts
+    error: str | None
+
+
+def made(transcript: str, run: Callable[[IO[bytes]], Counts]) -> Made:
+    """Run *run* (one transcript's work, writing to the stream it is given) in a worker.
+
+    What it prints on stderr is kept with its result, so the parent prints it
+    where one process would have, before the transcript's own result or error
+    line.
+    """
+    import contextlib
+
+    held = io.BytesIO()
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        try:
+            counts = run(held)
+        except AgentminutesError as exc:
+            return Made(transcript, b"", said.getvalue(), (0, 0, {}), str(exc))
+    return Made(transcript, held.getvalue(), said.getvalue(), counts, None)
+
+
+class _Reported(AgentminutesError):
+    """A worker's error, told by its text (``str()`` of the error it met)."""
+
+
+def replayed(results: Iterator[Made]) -> OneRun:
+    """A :data:`OneRun` that hands :func:`run_many` the results workers made, in order.
+
+    :func:`run_many` asks for every transcript in turn (one whose output file
+    could not be opened is passed over), so the results are taken in step.
+    """
+
+    async def one(transcript: str, stream: IO[bytes]) -> Counts:
+        for result in results:
+            if result.transcript == transcript:
+                break
+        else:  # pragma: no cover - run_many asks in the order the results come
+            raise RuntimeError(f"{transcript}: no result from the worker processes")
+        if result.said:
+            sys.stderr.write(result.said)
+            sys.stderr.flush()
+        if result.error is not None:
+            raise _Reported(result.error)
+        stream.write(result.data)
+        return result.counts
+
+    return one

@@ -311,8 +311,6 @@ def _seconds(text: str) -> float:
 
 def _known_harness(text: str, *, auto: str | None) -> str:
     """*text* if it names a harness; ``"auto"`` becomes *auto* (refused when ``None``)."""
-    import difflib
-
     # Imported only when --harness is given: every command that takes it reads transcripts.
     from agentminutes.harness import harness_names
 
@@ -323,7 +321,10 @@ def _known_harness(text: str, *, auto: str | None) -> str:
         return auto
     choices = [*names, "auto"] if auto is not None else names
     close = [c for c in choices if text and c.startswith(text)]
-    close = close or difflib.get_close_matches(text, choices, n=1, cutoff=0.5)
+    if not close:
+        import difflib  # only for a name that is refused
+
+        close = difflib.get_close_matches(text, choices, n=1, cutoff=0.5)
     hint = f" (did you mean {close[0]}?)" if close else ""
     raise ValueError(f"a harness: {', '.join(choices)}{hint}")
 
@@ -392,6 +393,14 @@ TO_DIR: Final = value(
     "Write one file per transcript into DIR (created if missing), named STEM.HASH.EXT (HASH "
     "from the transcript's path, so names never collide); prints TRANSCRIPT<TAB>FILE per file.",
     complete="dir",
+)
+#: Worker processes for a command that reads many transcripts (``stats``, ``sessions``, ``archive``).
+JOBS: Final = value(
+    ("-j", "--jobs"),
+    "N",
+    "Worker processes reading the transcripts (default: the CPUs available; used when there "
+    "are enough bytes to read); the output and its order are those of one process.",
+    convert=_workers,
 )
 OUTPUT: Final = value(
     ("-o", "--output"), "FILE", "Write to FILE instead of stdout.", complete="file"
@@ -579,6 +588,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             flag("--no-cost", help="With --usage: tokens only, no prices.", requires="--usage"),
             PATHS_FROM,
             TO_DIR,
+            JOBS,
         ),
         description="Several transcripts (or --paths-from) write one stats object per line. "
         "A transcript that fails gets its error line on stderr (naming it), the others are "
@@ -792,6 +802,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "The table's order, largest or newest first (default: activity, the last "
                 "write); tokens, cost, tools and messages read every session found.",
             ),
+            JOBS,
         ),
         description="Per-file errors go to stderr and set exit status 1 without stopping the "
         "scan; a summary of what was matched, filtered, skipped and unreadable follows. "
@@ -840,6 +851,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             ),
             PERMISSIVE,
             *_redaction("in the normalized sessions, off by default (the copies are the sources)"),
+            JOBS,
         ),
         description="Files keep their path relative to the harness's folder; each transcript "
         "gets its normalized session beside it (FILE.agentminutes.json) and MANIFEST.json "
@@ -1010,6 +1022,11 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 complete="dir",
             ),
             flag("--no-cache", help="Read every transcript; neither use nor write the cache."),
+            flag(
+                "--full",
+                help="Read every record as convert does, reporting each one no rule classified "
+                "(a usage read passes over records no request depends on); implies --no-cache.",
+            ),
             flag("--follow", help="Keep the report current as agents write."),
             value(
                 "--idle-exit",

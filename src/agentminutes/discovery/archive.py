@@ -47,7 +47,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Final
+from typing import IO, Any, Final, NamedTuple
 
 import msgspec
 
@@ -414,8 +414,15 @@ def archive_sync(
     env: Mapping[str, str] | None = None,
     on_report: Callable[[str], None] | None = None,
     redaction: Stage | None = None,
+    jobs: int = 1,
 ) -> ArchiveResult:
-    """Synchronous twin of :func:`archive`."""
+    """Synchronous twin of :func:`archive`.
+
+    With *jobs* above 1 and no *redaction*, the normalized sessions are written by
+    that many worker processes once the transcripts to normalize hold enough bytes
+    (:func:`~agentminutes.pipeline.processes.pays`); the reports then come at the
+    end of the run, in the order one process makes them, and the result is the same.
+    """
     return _archive(
         None,
         to,
@@ -428,6 +435,7 @@ def archive_sync(
         env=env,
         on_report=on_report,
         redaction=redaction,
+        jobs=jobs,
     )
 
 
@@ -479,6 +487,7 @@ def _archive(
     env: Mapping[str, str] | None,
     on_report: Callable[[str], None] | None,
     redaction: Stage | None,
+    jobs: int = 1,
 ) -> ArchiveResult:
     from agentminutes.harness import document_adapter_class
 
@@ -510,13 +519,34 @@ def _archive(
         raise UsageError(f"--to {to}: {exc.strerror or exc}") from None
     result = ArchiveResult(to=target)
 
-    def report(text: str) -> None:
+    def say(text: str) -> None:
         if on_report is not None:
             on_report(text)
 
-    def fail(text: str) -> None:
+    def failed(text: str) -> None:
         result.errors.append(text)
-        report(text)
+        say(text)
+
+    # With worker processes (not for a run that can be cancelled, whose undo list is
+    # this process's, nor for a redaction, whose counts are): reports and
+    # normalizations are logged in the order met, and replayed once the copies are done.
+    log: list[tuple[str, Any]] | None = (
+        [] if jobs > 1 and cancel is None and redaction is None else None
+    )
+
+    def report(text: str) -> None:
+        if log is not None:
+            log.append((_REPORT, text))
+        else:
+            say(text)
+
+    def fail(text: str) -> None:
+        if log is not None:
+            log.append((_FAIL, text))
+        else:
+            failed(text)
+
+    later = None if log is None else (lambda job: log.append((_NORMALIZE, job)))
 
     undo = _Undo(cancel)
     with lock:
@@ -532,9 +562,21 @@ def _archive(
                 for f in _session_files(harness, ref, roots):
                     undo.check()
                     _archive_file(
-                        f, harness, roots, target, held, result, permissive, report, fail, redaction
+                        f,
+                        harness,
+                        roots,
+                        target,
+                        held,
+                        result,
+                        permissive,
+                        report,
+                        fail,
+                        redaction,
+                        later,
                     )
                 undo.check()
+            if log is not None:
+                _replay(log, jobs, harness, permissive, held, result, say, failed)
             _write_manifest(target, held)
         except _Cancelled:
             undo.undo()
@@ -563,7 +605,10 @@ def _archive_file(
     report: Callable[[str], None],
     fail: Callable[[str], None],
     redaction: Stage | None = None,
+    later: Callable[[_Normalize], None] | None = None,
 ) -> None:
+    """Copy *f* into the archive and, for a transcript, write its normalized session (or,
+    given *later*, hand that on to it)."""
     base = _root_of(f.source, roots)
     if base is None:
         fail(f"{f.source}: outside the {harness} folders; not archived")
@@ -586,32 +631,125 @@ def _archive_file(
         getattr(result, done.status).append(dest)
     if f.role == "sidecar" or done.status == "pending":
         return
-    json_rel = rel + NORMALIZED_SUFFIX
-    prev_json = held.get(json_rel)
-    current = prev_json is not None and os.path.exists(dest + NORMALIZED_SUFFIX)
-    if done.status == "unchanged" and current:
-        return
+    job = _Normalize(dest, rel + NORMALIZED_SUFFIX, f.source, f.session_id, done.status)
+    if later is not None:
+        later(job)
+    elif not _current_json(job, held):
+        error = _normalized_or_error(harness, permissive, redaction, dest)
+        _normalize_done(job, error, harness, held, result, fail)
+
+
+class _Normalize(NamedTuple):
+    """A transcript copy whose normalized session is to be written beside it."""
+
+    dest: str
+    json_rel: str
+    source: str
+    session_id: str
+    #: What copying it did: an unchanged copy whose normalized session is current is done.
+    status: str
+
+
+def _current_json(job: _Normalize, held: dict[str, ManifestEntry]) -> bool:
+    """Whether *job*'s copy was unchanged and its normalized session is there already."""
+    return (
+        job.status == "unchanged"
+        and job.json_rel in held
+        and os.path.exists(job.dest + NORMALIZED_SUFFIX)
+    )
+
+
+def _normalized_or_error(
+    harness: str, permissive: bool, redaction: Stage | None, dest: str
+) -> str | None:
+    """Write *dest*'s normalized session; the error's text when it cannot be (in a worker too)."""
     try:
         _normalize(dest, harness, permissive, redaction)
     except (AgentminutesError, OSError) as exc:
-        text = str(exc.with_path(dest)) if isinstance(exc, ParseError) else str(exc)
-        fail(f"not normalized: {text}")
+        return str(exc.with_path(dest)) if isinstance(exc, ParseError) else str(exc)
+    return None
+
+
+def _normalize_done(
+    job: _Normalize,
+    error: str | None,
+    harness: str,
+    held: dict[str, ManifestEntry],
+    result: ArchiveResult,
+    fail: Callable[[str], None],
+) -> None:
+    """Account for *job*'s normalized session (or *error*): the manifest, the result, the report."""
+    if error is not None:
+        fail(f"not normalized: {error}")
         with contextlib.suppress(OSError):
-            os.unlink(dest + NORMALIZED_SUFFIX)
-        held.pop(json_rel, None)
+            os.unlink(job.dest + NORMALIZED_SUFFIX)
+        held.pop(job.json_rel, None)
         return
-    sha, size = _sha_of(dest + NORMALIZED_SUFFIX)
-    held[json_rel] = ManifestEntry(
-        path=json_rel,
+    sha, size = _sha_of(job.dest + NORMALIZED_SUFFIX)
+    held[job.json_rel] = ManifestEntry(
+        path=job.json_rel,
         size=size,
         sha256=sha,
-        source=f.source,
+        source=job.source,
         copied_at=_now(),
         harness=harness,
-        session_id=f.session_id,
+        session_id=job.session_id,
         role="normalized",
     )
-    result.normalized.append(dest + NORMALIZED_SUFFIX)
+    result.normalized.append(job.dest + NORMALIZED_SUFFIX)
+
+
+_REPORT: Final = "report"
+_FAIL: Final = "fail"
+_NORMALIZE: Final = "normalize"
+
+
+def _replay(
+    log: list[tuple[str, Any]],
+    jobs: int,
+    harness: str,
+    permissive: bool,
+    held: dict[str, ManifestEntry],
+    result: ArchiveResult,
+    say: Callable[[str], None],
+    failed: Callable[[str], None],
+) -> None:
+    """Normalize the copies *log* names, in worker processes where that pays, and replay
+    *log*: each report and each normalization's outcome where one process meets it.
+
+    A copy met a second time (a file two selected sessions share) is decided when
+    its turn comes, as one process decides it: left alone once its first
+    normalization is there, written again (here) if that failed.
+    """
+    from functools import partial
+
+    from agentminutes.pipeline.processes import file_bytes, in_order, pays
+
+    first: dict[int, _Normalize] = {}
+    seen: set[str] = set()
+    for i, (kind, item) in enumerate(log):
+        if kind == _NORMALIZE and item.dest not in seen:
+            seen.add(item.dest)
+            if not _current_json(item, held):
+                first[i] = item
+    dests = [job.dest for job in first.values()]
+    sizes = [file_bytes(d) for d in dests]
+    write = partial(_normalized_or_error, harness, permissive, None)
+    outcomes = (
+        in_order(write, dests, sizes, jobs, preload=(__name__,))
+        if pays(jobs, sizes)
+        else (write(dest) for dest in dests)
+    )
+    with contextlib.closing(outcomes):  # left early (an error, Ctrl-C): the workers stop now
+        for i, (kind, item) in enumerate(log):
+            if kind == _REPORT:
+                say(item)
+            elif kind == _FAIL:
+                failed(item)
+            elif i in first:
+                _normalize_done(item, next(outcomes), harness, held, result, failed)
+            elif not _current_json(item, held):
+                _normalize_done(item, write(item.dest), harness, held, result, failed)
 
 
 def _read_manifest(target: str) -> Manifest:

@@ -47,6 +47,8 @@ from agentminutes.errors import (
     SourceError,
     UsageError,
 )
+from agentminutes.pipeline.processes import default_jobs
+from agentminutes.schema import Meta
 
 __all__ = (
     "SKIP_ROOT_MISSING",
@@ -145,6 +147,7 @@ class Scan:
         on_error: Callable[[ScanError], None] | None = None,
         on_file: Callable[[str], None] | None = None,
         identity: IdentityCache | None = None,
+        jobs: int = 1,
     ) -> None:
         if root is not None and not harness:
             raise UsageError("--root requires --harness")
@@ -171,11 +174,16 @@ class Scan:
         self.absent: list[str] = []
         self.searched: list[str] = []
         self.errors: list[ScanError] = []
+        #: Worker processes that may read the transcripts read whole (see :meth:`_prefetch`).
+        self.jobs = jobs
         self._source: Callable[[], Iterator[Item]] = self._everything
         self._lookup = False
+        #: The one harness's locator and roots (``None``: every harness's default folders).
+        self._one: tuple[Locator, list[Root]] | None = None
         if self.harness:
             loc = _locator(self.harness)
             roots = harness_roots(self.harness, root, self.env)
+            self._one = (loc, roots)
             if self.session_id:
                 self._lookup = True
                 self._source = lambda: self._locate(loc, roots)
@@ -252,7 +260,82 @@ class Scan:
 
     # -- iteration -------------------------------------------------------------------------
 
+    # -- identities read ahead by worker processes --------------------------------------------
+
+    def _whole_readers(self) -> Iterator[tuple[Locator, list[Root]]]:
+        """The harnesses in this scan whose identity read decodes a whole transcript.
+
+        An adapter that holds a transcript to its end before it emits (Antigravity's
+        step sort: ``drain``) is read whole to tell a session's identity; the others
+        read a head of a few KiB, which no worker process would make cheaper.
+        """
+        from agentminutes.harness import adapter_class
+
+        if self._one is not None:
+            chosen = [self._one]
+        else:
+            chosen = []
+            for harness in _discovery_harnesses():
+                try:
+                    roots = harness_roots(harness, None, self.env)
+                except (AgentminutesError, OSError, KeyError):
+                    continue
+                if any(_present(r.path) for r in roots):
+                    chosen.append((_locator(harness), roots))
+        for loc, roots in chosen:
+            try:
+                whole = hasattr(adapter_class(loc.harness), "drain")
+            except AgentminutesError:
+                continue
+            if whole:
+                yield loc, [r for r in roots if _present(r.path)]
+
+    def _prefetch(self) -> IdentityCache | None:
+        """Read ahead, in worker processes, the identities this scan will read whole.
+
+        A first walk of the folders of :meth:`_whole_readers` names the transcripts
+        (none is opened); when their bytes make workers pay
+        (:func:`~agentminutes.pipeline.processes.pays`), the workers read their
+        identities and the scan then takes each from them, for a file of the same
+        size and time. A transcript a worker could not identify is read again by
+        the scan itself, so its error or skip is reported as without workers.
+        """
+        from agentminutes.pipeline.processes import in_order, pays
+
+        named: list[tuple[str, str, os.stat_result]] = []
+        for loc, roots in self._whole_readers():
+
+            def note(path: str, st: os.stat_result, harness: str = loc.harness) -> tuple[Meta, str]:
+                named.append((harness, path, st))
+                return Meta(harness=harness), ""  # a stand-in: this walk yields nothing
+
+            walk = ScanContext(nested=self.ctx.nested, identity=note)
+            for r in roots:
+                scan = loc.scan_archive if r.archive else loc.scan
+                for _ in scan(r.path, walk):
+                    pass
+        sizes = [st.st_size for _, _, st in named]
+        if not pays(self.jobs, sizes):
+            return None
+        items = [(harness, path) for harness, path, _ in named]
+        read = in_order(_identity_or_none, items, sizes, self.jobs, preload=(__name__,))
+        known = {
+            path: (st.st_size, st.st_mtime_ns, got)
+            for (_, path, st), got in zip(named, read, strict=True)
+            if got is not None
+        }
+
+        def identity(path: str, st: os.stat_result) -> tuple[Meta, str] | None:
+            got = known.pop(path, None)
+            if got is None or got[0] != st.st_size or got[1] != st.st_mtime_ns:
+                return None
+            return got[2]
+
+        return identity
+
     def __iter__(self) -> Iterator[SessionRef]:
+        if self.jobs > 1 and not self._lookup and self.ctx.identity is None:
+            self.ctx.identity = self._prefetch()
         want_cwd = wanted_cwd(self.cwd) if self.cwd else ""
         for item in self._source():
             if isinstance(item, ScanError):
@@ -335,6 +418,20 @@ class Scan:
         skips = _plural(self.skipped_files, "skipped file")
         return f"{text}, {skips}, {_plural(len(self.errors), 'error')}"
 
+
+def _identity_or_none(item: tuple[str, str]) -> tuple[Meta, str] | None:
+    """A worker process's read of one transcript's identity; ``None`` when it fails (the
+    scan then reads it itself, and reports what it meets as it would without workers)."""
+    from agentminutes.discovery.layouts.base import read_identity
+
+    try:
+        return read_identity(*item)
+    except Exception:  # any failure: the scan reads the file again and reports it
+        return None
+
+
+#: Longest a listed path waits in the output buffer (``sessions`` to a pipe or file).
+_FLUSH_SECONDS = 0.05
 
 #: Refs handed over per worker-thread hop in async iteration.
 _BATCH = 32
@@ -438,7 +535,7 @@ def locate_sync(
         return None
     ref = found[0]
     if all_subagents and ref.meta.harness == "claude-code":
-        from agentminutes.discovery.layouts import ClaudeCodeLocator
+        from agentminutes.harness.claude_code.layout import ClaudeCodeLocator
 
         ctx = ScanContext(nested=True)
         session_dir = ref.path[: -len(".jsonl")]
@@ -522,13 +619,20 @@ def sessions_command(
     until: str,
     fmt: str,
     all_subagents: bool,
+    jobs: int | None = None,
 ) -> int:
-    """``agentminutes sessions``: list, filter, print; the summary on stderr. Returns the status."""
+    """``agentminutes sessions``: list, filter, print; the summary on stderr. Returns the status.
+
+    Transcripts read whole to tell their identity (Antigravity's) are read by *jobs*
+    worker processes (default: one per CPU) once they hold enough bytes."""
     err = sys.stderr
     progress = ScanProgress(err)
 
+    out = sys.stdout.buffer
+
     def report(exc: ScanError) -> None:
         progress.clear()
+        out.flush()  # the paths listed before it come first, on a terminal or in one log
         print(f"agentminutes: {exc}", file=err, flush=True)
 
     found = Scan(
@@ -541,13 +645,16 @@ def sessions_command(
         all_subagents=all_subagents,
         on_error=report,
         on_file=progress.file,
+        jobs=default_jobs() if jobs is None else jobs,
     )
     if fmt not in ("paths", "json", "jsonl"):
         raise OptionError(f'unknown format "{fmt}" (want paths, json, or jsonl)')
-    out = sys.stdout.buffer
     encoder = msgspec.json.Encoder()
     kept: list[SessionRef] = []
     last_path = ""
+    # Lines go out as they are found, at least every 50 ms (each its own write where a
+    # progress line shares the terminal): a flush per line cost 3 % of listing 5,000.
+    flushed = time.monotonic()
     for ref in found:
         if fmt == "json":
             kept.append(ref)
@@ -561,7 +668,11 @@ def sessions_command(
             last_path = ref.path
             if lines:
                 out.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
-        out.flush()
+        now = time.monotonic()
+        if progress.tty or now - flushed >= _FLUSH_SECONDS:
+            out.flush()
+            flushed = now
+    out.flush()
     progress.clear()
     if fmt == "json":
         out.write(msgspec.json.format(encoder.encode(kept), indent=2) + b"\n")

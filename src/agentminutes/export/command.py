@@ -61,6 +61,7 @@ from agentminutes.formats import offered
 from agentminutes.harness import ParseOptions
 from agentminutes.harness.base import detects
 from agentminutes.pipeline.batch import Stage
+from agentminutes.pipeline.processes import default_jobs, worker_context
 
 if TYPE_CHECKING:
     from agentminutes.formats.atif import LossReport
@@ -388,45 +389,20 @@ def _is_candidate(name: str) -> bool:
     return name.endswith(_CANDIDATE_SUFFIXES)
 
 
-#: The documents of a Cline task folder, the one that stands for the task first.
-_TASK_DOCUMENTS: Final = ("ui_messages.json", "api_conversation_history.json")
-
-
-#: The state file of an OpenHands conversation folder (beside its events/ folder).
-_CONVERSATION_STATE: Final = "base_state.json"
-
-
-def _folder_source(top: str, entries: list[os.DirEntry[str]]) -> str | None:
-    """For a folder that is one source (a Cline task, an OpenHands conversation, an
-    OpenCode storage tree): the file that stands for it, read as the whole folder;
-    ``None`` for an ordinary folder."""
-    names = {e.name for e in entries}
-    for name in _TASK_DOCUMENTS:
-        if name in names:
-            return os.path.join(top, name)
-    if _CONVERSATION_STATE in names and "events" in names:
-        return os.path.join(top, _CONVERSATION_STATE)
-    if os.path.basename(top) == "storage" and "session" in names:
-        for rel in ("session/info", "session"):
-            for folder, _dirs, files in sorted(os.walk(os.path.join(top, rel))):
-                for name in sorted(files):
-                    if name.endswith(".json"):
-                        return os.path.join(folder, name)
-    return None
-
-
 def _walk(top: str, skip: str) -> Iterator[str]:
     """Every candidate file under *top*, by name, symlinked folders not followed; *skip* left out.
 
     A folder that is one source (a Cline task folder, an OpenHands conversation, an
     OpenCode storage tree) is one transcript: the file that stands for it, whose conversion reads the folder.
     """
+    from agentminutes.pipeline.document_sources import folder_transcript
+
     try:
         with os.scandir(top) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError:
         return
-    whole = _folder_source(top, entries)
+    whole = folder_transcript(top, frozenset(e.name for e in entries))
     if whole is not None:
         yield whole
         return
@@ -571,14 +547,6 @@ def _plural(n: int, word: str) -> str:
     return f"1 {word}" if n == 1 else f"{n} {word}s"
 
 
-def default_jobs() -> int:
-    """Worker processes by default: the CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def _chunks(items: list[Item], jobs: int) -> list[list[Item]]:
     """Group the work: files of close modification times together (their rows share date
     partitions), at most :data:`CHUNK_FILES` files and about :data:`CHUNK_BYTES` a chunk,
@@ -669,13 +637,9 @@ _PRELOAD: Final = {
 
 
 def _pool(jobs: int, fmt: str) -> ProcessPoolExecutor:
-    import multiprocessing as mp
-
-    method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
-    ctx = mp.get_context(method)
-    if method == "forkserver":
-        # Workers fork from a server that has imported the export machinery once.
-        ctx.set_forkserver_preload(list(_PRELOAD[fmt]))
+    # Workers fork from a server that has imported the export machinery once, never from
+    # this process: it may hold pyarrow, whose native threads the thread count misses.
+    ctx = worker_context(_PRELOAD[fmt], fork=False)
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 

@@ -19,7 +19,6 @@ once on stderr and the report goes on.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Mapping
 
@@ -38,7 +37,8 @@ _FILE = "usage-summaries.msgpack"
 
 
 def _fingerprint() -> str:
-    return hashlib.sha256(f"agentminutes {__version__} usage {FORMAT}".encode()).hexdigest()[:16]
+    # Not hashlib, whose import loads OpenSSL: a warm report imports next to nothing.
+    return f"agentminutes {__version__} usage {FORMAT}"
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> str:

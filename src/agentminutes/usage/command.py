@@ -7,7 +7,7 @@ import sys
 from agentminutes.discovery.sessions import ScanProgress
 from agentminutes.errors import UsageError
 from agentminutes.usage.cache import SummaryCache
-from agentminutes.usage.prices import PriceFile, Pricer, catalog_available
+from agentminutes.usage.prices import PriceFile, PriceMemo, Pricer, catalog_available
 from agentminutes.usage.report import (
     Collection,
     UsageReport,
@@ -65,11 +65,14 @@ def usage_command(
     idle_exit: float | None = None,
     poll: bool = False,
     jobs: int | None = None,
+    full: bool = False,
 ) -> int:
     """Run ``agentminutes usage``; return the exit status (1 when a transcript could not be read).
 
     *transcripts* (paths, or folders of them): report on those instead of the
-    harnesses' folders.
+    harnesses' folders. *full*: every record read as ``convert`` reads it (a
+    usage read otherwise passes over records no request depends on); the cache is
+    then neither used nor written.
     """
     if fmt not in FORMATS:
         raise UsageError(f'unknown format "{fmt}" (want table, json, or csv)')
@@ -80,11 +83,16 @@ def usage_command(
             "--root, --cwd, --session-id and --follow choose sessions in the harnesses' "
             "folders; give them without TRANSCRIPTs"
         )
+    if full and follow:
+        raise UsageError("--full reads the transcripts once, whole; drop --follow")
     groups = parse_by(by)
     if follow and "block" in groups:
         raise UsageError("--by block is a report of the windows so far; drop --follow")
     price_file = PriceFile(prices) if prices else None
-    pricer = Pricer(price_file) if cost else None
+    # A full read's summaries count what a usage read does not check: not cached.
+    cache = SummaryCache(cache_dir or None, enabled=use_cache and not full)
+    memo = PriceMemo(cache.folder if use_cache else None)
+    pricer = Pricer(price_file, memo=memo) if cost else None
     err = sys.stderr
     if cost and price_file is None and not catalog_available():
         print(
@@ -92,7 +100,6 @@ def usage_command(
             " every cost is reported as unpriced",
             file=err,
         )
-    cache = SummaryCache(cache_dir or None, enabled=use_cache)
     progress = ScanProgress(err, "reading… {files} transcripts")
 
     def report_error(text: str) -> None:
@@ -106,6 +113,7 @@ def usage_command(
             cache=cache,
             on_error=report_error,
             on_file=progress.file,
+            full=full,
         )
     else:
         found = collect(
@@ -120,6 +128,9 @@ def usage_command(
             on_file=progress.file,
             complete_lines=follow,  # the follow takes over where each summary stops
             jobs=jobs,
+            # Transcripts read anew have requests the price memo has not seen.
+            while_reading=pricer.prepare if pricer is not None else None,
+            full=full,
         )
     progress.clear()
     problem = cache.save()
@@ -128,6 +139,7 @@ def usage_command(
     report = build_report(
         found.transcripts, groups, pricer=pricer, since=since or None, until=until or None, tz=tz
     )
+    memo.save()
     if follow:
         from agentminutes.usage.live import follow_usage
 
@@ -174,6 +186,7 @@ def run_usage(
     idle_exit: float | None,
     poll: bool,
     jobs: int | None,
+    full: bool = False,
 ) -> int:
     """The command line's entry (one keyword per option of ``cli.spec``'s ``usage``)."""
     return usage_command(
@@ -195,6 +208,7 @@ def run_usage(
         idle_exit=idle_exit,
         poll=poll,
         jobs=jobs,
+        full=full,
     )
 
 

@@ -13,6 +13,12 @@ tokens are counted and reported apart, its cost is ``None``, never 0.
   price of its mean request (exact: within a tier the price is linear, and the
   mean of requests in a tier lies in it), so a home of many thousands of
   requests is priced in a few hundred catalog calls.
+* **A memo** (:class:`PriceMemo`, a file beside the summary cache) keeps what
+  the catalog answered: whether it knows a model, and each UTC day's group of
+  a model's requests priced, by a digest of the requests. A report over
+  unchanged transcripts is priced from it without importing the catalog; a
+  memo made with another catalog (installed anew: another path, size or
+  mtime of its data) is not used.
 * **A price file** (``--prices FILE``, TOML or JSON) adds models or overrides
   the catalog: ``[models."<model or glob>"]`` with ``input_mtok``,
   ``output_mtok``, ``cache_read_mtok``, ``cache_write_mtok`` and optionally
@@ -22,22 +28,29 @@ tokens are counted and reported apart, its cost is ``None``, never 0.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
-import hashlib
 import json
 import os
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Final, NamedTuple
 
+import msgspec
+
 from agentminutes.errors import UsageError
+
+try:  # CPython's own BLAKE2 module: hashlib would load OpenSSL at start-up for it
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter without it
+    from hashlib import blake2b
 
 __all__ = (
     "CATALOG",
     "PriceFile",
+    "PriceMemo",
     "PricedCost",
     "Pricer",
     "Tokens",
@@ -114,6 +127,9 @@ class PriceFile:
                 data = f.read()
         except OSError as exc:
             raise UsageError(f"--prices {self.path}: {exc.strerror or exc}") from None
+        import hashlib
+        import tomllib
+
         digest = hashlib.sha256(data).hexdigest()[:12]
         self.label = f"{os.path.basename(self.path)} sha256:{digest}"
         try:
@@ -208,23 +224,173 @@ class PriceFile:
         return total / _MTOK
 
 
+def _catalog_identity() -> str:
+    """Where the installed catalog's data is, its size and mtime ("" when not installed)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("genai_prices")
+    if spec is None or not spec.origin:
+        return ""
+    data = os.path.join(os.path.dirname(spec.origin), "data.py")
+    try:
+        st = os.stat(data)
+    except OSError:
+        return ""
+    return f"{data} {st.st_size} {st.st_mtime_ns}"
+
+
+class _MemoFile(msgspec.Struct):
+    fingerprint: str
+    label: str
+    #: (model, harness) → whether the catalog knows the model.
+    known: dict[str, bool]
+    #: A day's group of requests (its digest) → the costs added for it, in order.
+    costs: dict[str, list[str]]
+
+
+#: The memo's format; bump when what it holds or how a cost is computed changes.
+MEMO_FORMAT: Final = 1
+
+_MEMO_FILE: Final = "usage-prices.msgpack"
+
+#: Most groups the memo keeps (those of the last report first; a home has a few thousand).
+MEMO_GROUPS: Final = 100_000
+
+
+class PriceMemo:
+    """What the genai-prices catalog answered, kept in *folder* (``None``: in memory only).
+
+    Written whole (a temporary file renamed) by :meth:`save`; one that cannot
+    be read is ignored and rebuilt, one that cannot be written is passed over
+    (the summary cache's folder says so already).
+    """
+
+    def __init__(self, folder: str | None = None) -> None:
+        from agentminutes._version import __version__
+
+        self.path = os.path.join(folder, _MEMO_FILE) if folder else ""
+        self._identity: str | None = None
+        self.version = f"agentminutes {__version__} prices {MEMO_FORMAT}"
+        self.label = ""
+        self.known: dict[str, bool] = {}
+        self.costs: dict[str, list[str]] = {}
+        self._used: set[str] = set()
+        self._dirty = False
+        self._loaded = False
+
+    def _fingerprint(self) -> str:
+        if self._identity is None:
+            self._identity = _catalog_identity()
+        return f"{self.version} {self._identity}"
+
+    def load(self) -> None:
+        """Read the memo file once (a memo of another catalog or release is dropped)."""
+        if self._loaded:
+            return
+        self._loaded = True
+        if not self.path:
+            return
+        try:
+            with open(self.path, "rb") as f:
+                doc = msgspec.msgpack.decode(f.read(), type=_MemoFile)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return
+        if doc.fingerprint != self._fingerprint():
+            return
+        self.label = doc.label
+        self.known = doc.known
+        self.costs = doc.costs
+
+    def knows(self, model: str, harness: str) -> bool | None:
+        """Whether the catalog knows *model* (of *harness*), ``None`` when not memoized."""
+        return self.known.get(f"{model}\x00{harness}")
+
+    def remember(self, model: str, harness: str, known: bool) -> None:
+        """Keep whether the catalog knows *model* (of *harness*)."""
+        self.known[f"{model}\x00{harness}"] = known
+        self._dirty = True
+
+    def get(self, key: str) -> list[str] | None:
+        """The costs memoized for the group *key*, or ``None``."""
+        found = self.costs.get(key)
+        if found is not None:
+            self._used.add(key)
+        return found
+
+    def put(self, key: str, costs: list[Decimal]) -> None:
+        """Keep the costs of the group *key*."""
+        self.costs[key] = [str(c) for c in costs]
+        self._used.add(key)
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the memo if it changed (groups no report used this time dropped first,
+        once it holds :data:`MEMO_GROUPS`)."""
+        if not self.path or not self._dirty:
+            return
+        if len(self.costs) > MEMO_GROUPS:
+            self.costs = {k: v for k, v in self.costs.items() if k in self._used}
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            data = msgspec.msgpack.encode(
+                _MemoFile(self._fingerprint(), self.label, self.known, self.costs)
+            )
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            return
+        self._dirty = False
+
+
+def _group_key(model: str, harness: str, group: Sequence[Tokens]) -> str:
+    """The digest a day's group of a model's requests is memoized by (every count and time)."""
+    data = msgspec.msgpack.encode((model, harness, group))
+    return blake2b(data, digest_size=16).hexdigest()
+
+
 class Pricer:
     """Prices the requests of one model: the price file first, then the genai-prices catalog."""
 
-    def __init__(self, price_file: PriceFile | None = None, *, catalog: bool = True) -> None:
+    def __init__(
+        self,
+        price_file: PriceFile | None = None,
+        *,
+        catalog: bool = True,
+        memo: PriceMemo | None = None,
+    ) -> None:
         self.price_file = price_file
         self.catalog = catalog and catalog_available()
         self._catalog_label = ""
         self._lookups: dict[tuple[str, str], Any] = {}
+        self.memo = memo if memo is not None else PriceMemo()
 
     @property
     def catalog_label(self) -> str:
-        """``genai-prices <version>`` (imports the catalog)."""
+        """``genai-prices <version>`` (from the memo, else imports the catalog)."""
         if not self._catalog_label:
-            import genai_prices
+            self.memo.load()
+            if self.memo.label:
+                self._catalog_label = self.memo.label
+            else:
+                import genai_prices
 
-            self._catalog_label = f"{CATALOG} {genai_prices.__version__}"
+                self._catalog_label = f"{CATALOG} {genai_prices.__version__}"
+                self.memo.label = self._catalog_label
         return self._catalog_label
+
+    def prepare(self) -> None:
+        """Import the catalog and load its data now (what pricing requests not in the memo
+        will need): ``usage`` runs it while worker processes read the transcripts."""
+        if not self.catalog:
+            return
+        from genai_prices import data_snapshot
+
+        data_snapshot.get_snapshot()
+        _ = self.catalog_label
 
     def price(self, model: str, harness: str, tokens: Sequence[Tokens]) -> PricedCost:
         """The cost of *tokens* (requests of *model*, recorded by *harness*)."""
@@ -236,13 +402,18 @@ class Pricer:
             return PricedCost(None, reason="no model recorded")
         if not self.catalog:
             return PricedCost(None, reason=f"{NO_CATALOG}: pip install 'agentminutes-py[cost]'")
-        info = self._lookup(model, harness)
-        if info is None:
+        memo = self.memo
+        memo.load()
+        known = memo.knows(model, harness)
+        if known is None:
+            known = self._lookup(model, harness) is not None
+            memo.remember(model, harness, known)
+        if not known:
             return PricedCost(None, reason=f"{self.catalog_label} does not know the model")
-        provider, model_info = info
-        return PricedCost(self._catalog_cost(provider, model_info, tokens), [self.catalog_label])
+        return PricedCost(self._catalog_cost(model, harness, tokens), [self.catalog_label])
 
     def _lookup(self, model: str, harness: str) -> Any:
+        """The catalog's (provider, model info) for *model* of *harness*, ``None`` if unknown."""
         key = (model, harness)
         if key in self._lookups:
             return self._lookups[key]
@@ -260,40 +431,65 @@ class Pricer:
         self._lookups[key] = found
         return found
 
-    def _catalog_cost(self, provider: Any, model_info: Any, tokens: Sequence[Tokens]) -> Decimal:
-        """Price per UTC day and tier: count × price of the group's mean request."""
-        from genai_prices.types import TieredPrices, Usage
+    def _catalog_cost(self, model: str, harness: str, tokens: Sequence[Tokens]) -> Decimal:
+        """Price per UTC day and tier: count × price of the group's mean request.
 
+        Each day's costs come from the memo where it has them (a day of requests with
+        no time is priced at today's prices: never memoized), and are added to the
+        total in the order they were computed in, so a memoized total is the same.
+        """
         by_day: dict[int, list[Tokens]] = {}
         for t in tokens:
             by_day.setdefault(t.ns // 86_400_000_000_000 if t.ns else -1, []).append(t)
         total = Decimal(0)
+        memo = self.memo
         for day, group in by_day.items():
-            first = min(t.ns for t in group)
-            last = max(t.ns for t in group)
-            start_price = model_info.get_prices(_when(first))
-            if day >= 0 and model_info.get_prices(_when(last)) != start_price:
-                # A price change within the day: resolve each request's price.
-                for t in group:
-                    price = model_info.get_prices(_when(t.ns))
-                    total += price.calc_price(_usage(Usage, [t]))["total_price"]
+            key = _group_key(model, harness, group) if day >= 0 else ""
+            found = memo.get(key) if key else None
+            if found is not None:
+                for text in found:
+                    total += Decimal(text)
                 continue
-            thresholds = sorted(
-                {
-                    tier.start
-                    for value in vars(start_price).values()
-                    if isinstance(value, TieredPrices)
-                    for tier in value.tiers
-                }
-            )
-            bands: dict[int, list[Tokens]] = {}
-            for t in group:
-                band = sum(1 for start in thresholds if t.input > start)
-                bands.setdefault(band, []).append(t)
-            for members in bands.values():
-                mean = _usage(Usage, members)
-                total += start_price.calc_price(mean)["total_price"] * len(members)
+            costs = self._day_costs(model, harness, day, group)
+            if key:
+                memo.put(key, costs)
+            for cost in costs:
+                total += cost
         return total
+
+    def _day_costs(self, model: str, harness: str, day: int, group: list[Tokens]) -> list[Decimal]:
+        """The costs of one UTC day's requests of *model*, as :meth:`_catalog_cost` adds them."""
+        from genai_prices.types import TieredPrices, Usage
+
+        info = self._lookup(model, harness)
+        assert info is not None  # the caller asked whether the catalog knows the model
+        _, model_info = info
+        out: list[Decimal] = []
+        first = min(t.ns for t in group)
+        last = max(t.ns for t in group)
+        start_price = model_info.get_prices(_when(first))
+        if day >= 0 and model_info.get_prices(_when(last)) != start_price:
+            # A price change within the day: resolve each request's price.
+            for t in group:
+                price = model_info.get_prices(_when(t.ns))
+                out.append(price.calc_price(_usage(Usage, [t]))["total_price"])
+            return out
+        thresholds = sorted(
+            {
+                tier.start
+                for value in vars(start_price).values()
+                if isinstance(value, TieredPrices)
+                for tier in value.tiers
+            }
+        )
+        bands: dict[int, list[Tokens]] = {}
+        for t in group:
+            band = sum(1 for start in thresholds if t.input > start)
+            bands.setdefault(band, []).append(t)
+        for members in bands.values():
+            mean = _usage(Usage, members)
+            out.append(start_price.calc_price(mean)["total_price"] * len(members))
+        return out
 
 
 def _when(ns: int) -> datetime:

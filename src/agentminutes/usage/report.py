@@ -18,6 +18,7 @@ the requests by any of :data:`GROUP_KEYS`:
 
 from __future__ import annotations
 
+import operator
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -121,6 +122,8 @@ def collect(
     on_file: Callable[[str], None] | None = None,
     complete_lines: bool = False,
     jobs: int | None = None,
+    while_reading: Callable[[], object] | None = None,
+    full: bool = False,
 ) -> Collection:
     """Find and summarize every transcript (with its subagents) the filters keep.
 
@@ -138,7 +141,13 @@ def collect(
     *jobs*: the transcripts not in the cache are read by that many worker
     processes (default: one per CPU this process may use), in the order they
     were found, when there are enough bytes to read for workers to pay
-    (:data:`PARALLEL_BYTES`); ``1`` reads them all in this process.
+    (:data:`agentminutes.pipeline.processes.PARALLEL_BYTES`); ``1`` reads them all in this process.
+
+    *while_reading*: the caller's own preparation (importing the price catalog),
+    run on a thread of this process while worker processes read, once they all
+    started; an error it raises is passed over (the caller meets it again).
+
+    *full*: each transcript read is read whole (:func:`summarize`'s *full*).
     """
     from agentminutes.discovery.sessions import Scan
 
@@ -153,6 +162,14 @@ def collect(
     def scan_error(exc: ScanError) -> None:
         error(str(exc))
 
+    # The scan stats each session file to ask the cache for its identity: kept, so that
+    # the file is not stat'ed again below (a warm report is mostly stat calls).
+    scanned: dict[str, os.stat_result] = {}
+
+    def identity(path: str, st: os.stat_result) -> Any:
+        scanned[path] = st
+        return cache.identity(path, st)
+
     found = Scan(
         harness or None,
         root,
@@ -164,7 +181,7 @@ def collect(
         env=env,
         on_error=scan_error,
         on_file=on_file,
-        identity=cache.identity if cache.enabled else None,
+        identity=identity if cache.enabled else None,
     )
     seen: set[str] = set()
     pending: list[_Pending] = []
@@ -178,11 +195,13 @@ def collect(
             if key in seen:
                 continue
             seen.add(key)
-            try:
-                st = os.stat(path)
-            except OSError as exc:
-                error(f"{ref.meta.harness}: {path}: {exc.strerror or exc}")
-                continue
+            st = scanned.pop(path, None)
+            if st is None:
+                try:
+                    st = os.stat(path)
+                except OSError as exc:
+                    error(f"{ref.meta.harness}: {path}: {exc.strerror or exc}")
+                    continue
             name = ref.meta.harness
             summary = cache.get(key, st)
             end = lines_end(path, st.st_size) if complete_lines else None
@@ -204,7 +223,7 @@ def collect(
             elif on_file is not None and i:
                 on_file(path)
             pending.append(_Pending(ref.meta, path, name, st, end, summary, conversation))
-    _summarize_all([p for p in pending if p.summary is None], jobs)
+    _summarize_all([p for p in pending if p.summary is None], jobs, while_reading, full)
     for p in pending:
         summary = p.summary
         assert summary is not None
@@ -234,14 +253,6 @@ def collect(
     return out
 
 
-#: Bytes left to read below which worker processes cost more than they save (a worker
-#: starts in about 0.1 s; one core reads about 250 MB of transcripts a second).
-PARALLEL_BYTES: Final = 48 << 20
-
-#: Most bytes one worker's task reads: small tasks keep both cores busy to the end.
-TASK_BYTES: Final = 8 << 20
-
-
 @dataclass
 class _Pending:
     """A transcript found, in the order found: its summary once read (or from the cache)."""
@@ -257,23 +268,21 @@ class _Pending:
     parsed: bool = False
 
 
-def default_jobs() -> int:
-    """Worker processes by default: the CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _summarize_all(todo: list[_Pending], jobs: int | None) -> None:
+def _summarize_all(
+    todo: list[_Pending],
+    jobs: int | None,
+    while_reading: Callable[[], object] | None = None,
+    full: bool = False,
+) -> None:
     """Read every transcript of *todo* (in place), in worker processes where that pays."""
-    total = sum(p.st.st_size if p.end is None else p.end for p in todo)
+    from agentminutes.pipeline import processes
+
     if jobs is None:
-        jobs = default_jobs()
+        jobs = processes.default_jobs()
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    if jobs > 1 and len(todo) > 1 and total >= PARALLEL_BYTES:
-        _summarize_in_workers(todo, jobs)
+    if processes.pays(jobs, [_size(p) for p in todo]):
+        _summarize_in_workers(todo, jobs, while_reading, full)
         return
     for p in todo:
         p.summary = summarize(
@@ -283,16 +292,22 @@ def _summarize_all(todo: list[_Pending], jobs: int | None) -> None:
             p.st.st_mtime_ns,
             end=p.end,
             conversation=p.conversation,
+            full=full,
         )
         p.parsed = True
 
 
-def _summarize_batch(work: list[tuple[str, str, int, int, int | None, str | None]]) -> bytes:
-    """A worker's task: the summaries of *work*, encoded (a msgspec array, cheap to send)."""
+def _size(p: _Pending) -> int:
+    """The bytes of *p* to read."""
+    return p.st.st_size if p.end is None else p.end
+
+
+def _summary_bytes(full: bool, item: tuple[str, str, int, int, int | None, str | None]) -> bytes:
+    """A worker's work: one transcript's summary, encoded (msgpack is cheap to send)."""
     import msgspec
 
     return msgspec.msgpack.encode(
-        [summarize(*item[:4], end=item[4], conversation=item[5]) for item in work]
+        summarize(*item[:4], end=item[4], conversation=item[5], full=full)
     )
 
 
@@ -306,40 +321,55 @@ def _conversation(ref: Any) -> str | None:
     return str(ref.meta.subagent_id or ref.meta.session_id) or None
 
 
-def _summarize_in_workers(todo: list[_Pending], jobs: int) -> None:
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+def _quietly(work: Callable[[], object]) -> None:
+    import contextlib
+
+    with contextlib.suppress(Exception):  # the caller meets it again, where it reports errors
+        work()
+
+
+def _summarize_in_workers(
+    todo: list[_Pending],
+    jobs: int,
+    while_reading: Callable[[], object] | None = None,
+    full: bool = False,
+) -> None:
+    import contextlib
+    import threading
+    from functools import partial
 
     import msgspec
 
-    tasks: list[list[_Pending]] = [[]]
-    size = 0
-    for p in todo:
-        if tasks[-1] and size >= TASK_BYTES:
-            tasks.append([])
-            size = 0
-        tasks[-1].append(p)
-        size += p.st.st_size
-    method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
-    ctx = mp.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload(["agentminutes.usage.report"])
-    decoder = msgspec.msgpack.Decoder(list[TranscriptSummary])
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as pool:
-        futures = [
-            pool.submit(
-                _summarize_batch,
-                [
-                    (p.path, p.harness, p.st.st_size, p.st.st_mtime_ns, p.end, p.conversation)
-                    for p in task
-                ],
-            )
-            for task in tasks
-        ]
-        for task, future in zip(tasks, futures, strict=True):
-            for p, summary in zip(task, decoder.decode(future.result()), strict=True):
-                p.summary = summary
-                p.parsed = True
+    from agentminutes.pipeline.processes import in_order
+
+    helper: threading.Thread | None = None
+
+    def start_helper() -> None:
+        # Every worker has started (a forked pool starts them all at the first task): a
+        # thread of this process may now run, on the time it would spend waiting.
+        nonlocal helper
+        if while_reading is not None:
+            helper = threading.Thread(target=_quietly, args=(while_reading,), daemon=True)
+            helper.start()
+
+    decoder = msgspec.msgpack.Decoder(TranscriptSummary)
+    work = [
+        (p.path, p.harness, p.st.st_size, p.st.st_mtime_ns, p.end, p.conversation) for p in todo
+    ]
+    read = in_order(
+        partial(_summary_bytes, full),
+        work,
+        [_size(p) for p in todo],
+        jobs,
+        preload=(__name__,),
+        started=start_helper,
+    )
+    with contextlib.closing(read):  # interrupted here, the pool is shut down at once
+        for p, summary in zip(todo, read, strict=True):
+            p.summary = decoder.decode(summary)
+            p.parsed = True
+    if helper is not None:
+        helper.join()
 
 
 def collect_paths(
@@ -349,13 +379,15 @@ def collect_paths(
     cache: SummaryCache | None = None,
     on_error: Callable[[str], None] | None = None,
     on_file: Callable[[str], None] | None = None,
+    full: bool = False,
 ) -> Collection:
     """Summarize the transcripts at *paths* (files, and folders walked for ``*.jsonl``).
 
     The harness of each is *harness*, or detected from its first records. A
     file named on the command line that cannot be read or detected is an
     error; a file a folder walk met that no harness reads is skipped, as is a
-    transcript with no conversation in it (counted in ``details``).
+    transcript with no conversation in it (counted in ``details``). *full*: as
+    :func:`collect`'s.
     """
     from agentminutes.errors import AgentminutesError
     from agentminutes.pipeline.detect import detect
@@ -406,7 +438,7 @@ def collect_paths(
                 else:
                     error(str(exc))
                 continue
-            summary = summarize(path, name, st.st_size, st.st_mtime_ns)
+            summary = summarize(path, name, st.st_size, st.st_mtime_ns, full=full)
             cache.put(summary)
         if summary.error:
             error(summary.error if name in summary.error else f"{name}: {summary.error}")
@@ -447,10 +479,13 @@ def msgspec_replace_subagent(meta: Any) -> Any:
     return msgspec.structs.replace(meta, is_subagent=True)
 
 
+_new_tuple: Final = tuple.__new__
+_get: Final = operator.attrgetter
+
 # -- grouping ------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
     """One group of requests: its keys, the raw and normalized sums, and the cost."""
 
@@ -494,6 +529,46 @@ class Row:
         self.cache_creation_input_tokens += sign * req.cache_creation_input_tokens
         if req.reported_cost is not None:
             self.reported_cost = (self.reported_cost or 0.0) + sign * req.reported_cost
+        if sign > 0 and req.otel_input is not None:
+            # The common case, without building the request's OtelUsage: its sums, as
+            # OtelUsage.add takes them (a part absent from both stays None).
+            o = self.otel
+            out = req.otel_output or 0
+            read = req.otel_cache_read or 0
+            write = req.otel_cache_creation or 0
+            o.input_tokens += req.otel_input
+            o.output_tokens += out
+            o.cache_read_input_tokens += read
+            o.cache_creation_input_tokens += write
+            if req.reasoning is not None:
+                r = o.reasoning_output_tokens
+                o.reasoning_output_tokens = req.reasoning if r is None else r + req.reasoning
+            five = req.cache_creation_5m
+            if five is not None:
+                f = o.cache_creation_5m_input_tokens
+                o.cache_creation_5m_input_tokens = five if f is None else f + five
+            hour = req.cache_creation_1h
+            if hour is not None:
+                h = o.cache_creation_1h_input_tokens
+                o.cache_creation_1h_input_tokens = hour if h is None else h + hour
+            # (tuple.__new__: a NamedTuple's own __new__ is Python, a tenth of this method)
+            tokens = _new_tuple(
+                Tokens,
+                (
+                    req.ns,
+                    abs(req.otel_input),
+                    abs(out),
+                    abs(read),
+                    abs(write),
+                    None if hour is None else abs(hour),
+                ),
+            )
+            group = self.tokens.get((req.model, harness))
+            if group is None:
+                self.tokens[(req.model, harness)] = [tokens]
+            else:
+                group.append(tokens)
+            return
         otel = req.otel()
         if otel is None:
             self.unnormalized += sign
@@ -519,6 +594,60 @@ class Row:
             group.append(tokens)
         elif tokens in group:
             group.remove(tokens)
+
+    def add_all(self, pairs: Sequence[tuple[CachedRequest, Transcript]]) -> None:
+        """:meth:`add` each request of *pairs* (with its transcript's harness), in order: the
+        sums taken per field, each request's :class:`Tokens` built once."""
+        reqs = [req for req, _ in pairs]
+        if any(req.otel_input is None or req.reported_cost is not None for req in reqs):
+            for req, t in pairs:
+                self.add(req, t.harness)
+            return
+        self.requests += len(reqs)
+        self.input_tokens += sum(map(_get("input_tokens"), reqs))
+        self.output_tokens += sum(map(_get("output_tokens"), reqs))
+        self.cache_read_input_tokens += sum(map(_get("cache_read_input_tokens"), reqs))
+        self.cache_creation_input_tokens += sum(map(_get("cache_creation_input_tokens"), reqs))
+        o = self.otel
+        o.input_tokens += sum(map(_get("otel_input"), reqs))
+        outs = [req.otel_output or 0 for req in reqs]
+        reads = [req.otel_cache_read or 0 for req in reqs]
+        writes = [req.otel_cache_creation or 0 for req in reqs]
+        hours = [req.cache_creation_1h for req in reqs]
+        o.output_tokens += sum(outs)
+        o.cache_read_input_tokens += sum(reads)
+        o.cache_creation_input_tokens += sum(writes)
+        # An optional part stays None only when no request has it (OtelUsage.add's rule).
+        reasoning = [req.reasoning for req in reqs if req.reasoning is not None]
+        if reasoning:
+            r = o.reasoning_output_tokens
+            o.reasoning_output_tokens = sum(reasoning) + (r or 0)
+        five = [req.cache_creation_5m for req in reqs if req.cache_creation_5m is not None]
+        if five:
+            f = o.cache_creation_5m_input_tokens
+            o.cache_creation_5m_input_tokens = sum(five) + (f or 0)
+        hour_sum = [h for h in hours if h is not None]
+        if hour_sum:
+            h = o.cache_creation_1h_input_tokens
+            o.cache_creation_1h_input_tokens = sum(hour_sum) + (h or 0)
+        groups = self.tokens
+        for (req, t), out, read, write, hour in zip(pairs, outs, reads, writes, hours, strict=True):
+            tokens = _new_tuple(
+                Tokens,
+                (
+                    req.ns,
+                    abs(req.otel_input or 0),
+                    abs(out),
+                    abs(read),
+                    abs(write),
+                    None if hour is None else abs(hour),
+                ),
+            )
+            group = groups.get((req.model, t.harness))
+            if group is None:
+                groups[(req.model, t.harness)] = [tokens]
+            else:
+                group.append(tokens)
 
     def merge(self, other: Row) -> None:
         """Add *other*'s sums and costs (for the totals)."""
@@ -661,6 +790,26 @@ class _Dates:
     def __init__(self, zone: tzinfo | None) -> None:
         self.zone = zone
         self._memo: dict[int, datetime] = {}
+        self._labels: dict[tuple[int, str], str] = {}
+
+    def label(self, ns: int, name: str) -> str:
+        """The ``day``, ``week`` or ``month`` key of the instant *ns*, memoized per slot."""
+        slot = ns // 900_000_000_000
+        found = self._labels.get((slot, name))
+        if found is not None:
+            return found
+        dt = self.at(ns)
+        if dt is None:
+            text = "(no time)"
+        elif name == "day":
+            text = dt.strftime("%Y-%m-%d")
+        elif name == "month":
+            text = dt.strftime("%Y-%m")
+        else:
+            year, week, _ = dt.isocalendar()
+            text = f"{year}-W{week:02d}"
+        self._labels[(slot, name)] = text
+        return text
 
     def at(self, ns: int) -> datetime | None:
         if not ns:
@@ -693,15 +842,7 @@ def _key_value(
         start = blocks.get(id(req), 0) if blocks is not None else 0
         return block_label(start, dates) if start else "(no time)"
     if name in ("day", "week", "month"):
-        dt = dates.at(req.ns)
-        if dt is None:
-            return "(no time)"
-        if name == "day":
-            return dt.strftime("%Y-%m-%d")
-        if name == "month":
-            return dt.strftime("%Y-%m")
-        year, week, _ = dt.isocalendar()
-        return f"{year}-W{week:02d}"
+        return dates.label(req.ns, name) if req.ns else "(no time)"
     if name == "session":
         return t.session_id or "(no session id)"
     if name == "project":
@@ -723,19 +864,40 @@ def window_bounds(since: str | None, until: str | None) -> tuple[int | None, int
     return lo, hi
 
 
+class _Copies:
+    """How many requests :func:`counted_requests` passed over as copies of one counted."""
+
+    count = 0
+
+
 def counted_requests(
     transcripts: Sequence[Transcript],
     window: tuple[int | None, int | None] = (None, None),
+    copies: _Copies | None = None,
 ) -> Iterator[tuple[CachedRequest, Transcript]]:
     """Each request once, in the transcript that started first; those in the window (with a
-    window, not those without a time)."""
+    window, not those without a time). *copies* counts the requests passed over as copies
+    (in or out of the window)."""
     ordered = sorted(transcripts, key=lambda t: (t.started_ns, t.summary.path))
     seen: set[str] = set()
     lo, hi = window
+    copies = copies if copies is not None else _Copies()
+    if lo is None and hi is None:
+        for t in ordered:
+            for req in t.summary.requests:
+                key = req.key
+                if key:
+                    if key in seen:
+                        copies.count += 1
+                        continue
+                    seen.add(key)
+                yield req, t
+        return
     for t in ordered:
         for req in t.summary.requests:
             if req.key:
                 if req.key in seen:
+                    copies.count += 1
                     continue
                 seen.add(req.key)
             if (lo is not None or hi is not None) and not req.ns:
@@ -804,6 +966,40 @@ class Grouper:
             facts.last_ns = max(facts.last_ns, req.ns)
         return key
 
+    def add_all(self, counted: Sequence[tuple[CachedRequest, Transcript]]) -> None:
+        """:meth:`add` each of *counted* in order: the same rows, each row's requests added
+        in one pass (a warm report of a whole home is mostly this)."""
+        by = self.by
+        dates = self._dates
+        blocks = self.block_of
+        rows: dict[tuple[str, ...], list[tuple[CachedRequest, Transcript]]] = {}
+        one = by[0] if len(by) == 1 else ""
+        for pair in counted:
+            req, t = pair
+            if one in ("day", "week", "month"):
+                key: tuple[str, ...] = (dates.label(req.ns, one) if req.ns else "(no time)",)
+            else:
+                key = tuple(_key_value(name, req, t, dates, blocks) for name in by)
+            found = rows.get(key)
+            if found is None:
+                rows[key] = [pair]
+            else:
+                found.append(pair)
+        for key, pairs in rows.items():
+            row = self.groups.get(key)
+            if row is None:
+                keys = {GROUP_KEYS[n]: v for n, v in zip(by, key, strict=True)}
+                row = self.groups[key] = Row(keys=keys)
+            row.add_all(pairs)
+        if "session" in by:
+            for req, t in counted:
+                facts = self.sessions.setdefault(t.session_id or "(no session id)", SessionFacts())
+                facts.project = facts.project or t.project
+                facts.harness = facts.harness or t.harness
+                if not facts.path and not t.summary.meta.is_subagent:
+                    facts.path = t.summary.path
+                facts.last_ns = max(facts.last_ns, req.ns)
+
     def report(
         self, *, reprice: set[tuple[str, ...]] | None = None, duplicates: int = 0
     ) -> UsageReport:
@@ -845,13 +1041,13 @@ def build_report(
     *now_ns* (default: now), its burn rate and projection.
     """
     grouper = Grouper(by, pricer=pricer, since=since, until=until, tz=tz)
-    counted = list(counted_requests(transcripts, grouper.window))
+    copies = _Copies()
+    counted = list(counted_requests(transcripts, grouper.window, copies))
     if "block" in by:
         starts = find_blocks([req.ns for req, _ in counted])
         grouper.block_of = {id(req): start for (req, _), start in zip(counted, starts, strict=True)}
-    for req, t in counted:
-        grouper.add(req, t)
-    report = grouper.report(duplicates=_duplicates(transcripts))
+    grouper.add_all(counted)
+    report = grouper.report(duplicates=copies.count)
     if grouper.block_of is not None:
         report.blocks = _blocks(counted, grouper, report)
         report.now_ns = time.time_ns() if now_ns is None else now_ns
@@ -885,16 +1081,3 @@ def _blocks(
         if block is not None and row.cost is not None:
             block.cost = (block.cost or Decimal(0)) + row.cost
     return found
-
-
-def _duplicates(transcripts: Sequence[Transcript]) -> int:
-    seen: set[str] = set()
-    dups = 0
-    for t in transcripts:
-        for req in t.summary.requests:
-            if req.key:
-                if req.key in seen:
-                    dups += 1
-                else:
-                    seen.add(req.key)
-    return dups

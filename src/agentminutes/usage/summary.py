@@ -138,6 +138,7 @@ def summarize(
     *,
     end: int | None = None,
     conversation: str | None = None,
+    full: bool = False,
 ) -> TranscriptSummary:
     """Parse the transcript at *path* (of *harness*) into its summary; errors are kept, not raised.
 
@@ -147,6 +148,10 @@ def summarize(
     that offset only (:func:`lines_end`; a whole document is read whole).
     *conversation*: the one session to read of a source that holds several (an
     OpenCode database); the summary's ``path`` is then ``<path>#<conversation>``.
+    *full* (``usage --full``): every record read as ``convert`` reads it, instead
+    of only the event kinds the fold reads (a lean read passes over records it
+    does not need: see docs/performance.md); the requests are the same, the
+    unknown records those ``convert`` reports.
     """
     from agentminutes.harness import ParseOptions
     from agentminutes.pipeline.sync import sync_feeds
@@ -159,24 +164,28 @@ def summarize(
     error = ""
     first = True
     # Usage only: no verbatim JSON is written, and only the kinds the fold reads are wanted.
-    options = ParseOptions(permissive=True, check_verbatim=False, kinds=RequestFolder.KINDS)
+    options = ParseOptions(
+        permissive=True,
+        check_verbatim=False,
+        kinds=None if full else RequestFolder.kinds_for(harness),
+    )
+    add = folder.add
     try:
-        events = (
-            ev
-            for batches, _ in sync_feeds(path, conversation, False, harness, options, limit=end)
-            for batch in batches
-            for ev in batch.events
-        )
-        for ev in events:
-            if first:
-                first = False
-                started = ev.timestamp
-                if ev.session_meta is not None:
-                    meta = ev.session_meta
-            if ev.kind == "unknown":
-                unknown += 1
-            out.extend(compact(req) for req in folder.add(ev))
-        out.extend(compact(req) for req in folder.finish())
+        for batches, _ in sync_feeds(path, conversation, False, harness, options, limit=end):
+            for batch in batches:
+                events = batch.events
+                if first and events:
+                    first = False
+                    started = events[0].timestamp
+                    if events[0].session_meta is not None:
+                        meta = events[0].session_meta
+                for ev in events:
+                    if ev.kind == "unknown":
+                        unknown += 1
+                    requests = add(ev)
+                    if requests:
+                        out.extend(map(compact, requests))
+        out.extend(map(compact, folder.finish()))
     except AgentminutesError as exc:
         error = str(exc)
     except OSError as exc:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,6 +34,9 @@ def terminal_console(file: Any = None, *, width: int | None = None) -> Console:
 def page(text: str) -> None:
     """Show *text* (ANSI-styled) through a pager as ``git log`` does: ``$AGENTMINUTES_PAGER``,
     ``$PAGER`` or ``less -FRX`` (which exits at once when the text fits the screen)."""
+    import shutil
+    import subprocess
+
     command = os.environ.get("AGENTMINUTES_PAGER") or os.environ.get("PAGER") or "less"
     if command in ("cat", "") or shutil.which(command.split()[0]) is None:
         sys.stdout.write(text)
@@ -192,6 +193,8 @@ def _show(
     if not tty or no_pager:
         render_rich(view, terminal_console(), full=full)
         return 0
+    import shutil
+
     from rich.console import Console
 
     buffer = io.StringIO()
@@ -226,6 +229,7 @@ def run_sessions(
         return sessions_command(fmt=fmt or "paths", **values)
     from agentminutes.discovery.sessions import Scan
     from agentminutes.errors import ScanError
+    from agentminutes.pipeline.processes import default_jobs
     from agentminutes.view.listing import sessions_table
     from agentminutes.view.model import default_pricer
 
@@ -243,6 +247,7 @@ def run_sessions(
         until=values["until"],
         all_subagents=values["all_subagents"],
         on_error=report,
+        jobs=default_jobs() if values.get("jobs") is None else values["jobs"],
     )
     refs = list(found)
     width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
