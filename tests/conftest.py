@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -117,6 +119,16 @@ def stats_json(
         return out.getvalue()
 
     return json.loads(anyio.run(run))
+
+
+def read_db(path: str | os.PathLike[str]) -> contextlib.closing[sqlite3.Connection]:
+    """The database at *path* opened only to be read, closed by its ``with``.
+
+    Immutable: nothing is written beside it (a WAL fixture opened for writing gets
+    ``-wal`` and ``-shm`` files in the fixtures folder while the test runs).
+    """
+    uri = Path(path).resolve().as_uri() + "?mode=ro&immutable=1"
+    return contextlib.closing(sqlite3.connect(uri, uri=True))
 
 
 def run_cli(

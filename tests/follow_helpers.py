@@ -25,6 +25,11 @@ MAIN = FIXTURES / "claude-code" / "fasthooks-main.jsonl"
 SMALL = FIXTURES / "claude-code" / "profilesite-18cb2580.jsonl"
 SUBAGENT = FIXTURES / "claude-code" / "subagents" / "agent-aef063ba534d73153.jsonl"
 
+#: How long a wait for a condition may last before the test calls it a hang (s). Waits end
+#: on their condition; this bound only stops a stuck test, so it is far beyond what any
+#: wait takes on a loaded machine (a 15 s bound failed live tests under load 9 on 2 cores).
+HANG_S = 120.0
+
 
 def lines_of(path: Path) -> list[bytes]:
     """The transcript's lines, each with its newline."""
@@ -61,7 +66,7 @@ def append(
                 time.sleep(rng.uniform(0, pause))
 
 
-def wait_for(cond: Callable[[], bool], timeout: float = 15.0, what: str = "condition") -> None:
+def wait_for(cond: Callable[[], bool], timeout: float = HANG_S, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
@@ -100,7 +105,7 @@ class FollowProc:
     def events(self) -> list[Any]:
         return [json.loads(x) for x in list(self.lines)]
 
-    def wait_lines(self, n: int, timeout: float = 15.0) -> None:
+    def wait_lines(self, n: int, timeout: float = HANG_S) -> None:
         try:
             wait_for(lambda: len(self.lines) >= n, timeout, f"{n} output lines")
         except AssertionError:
@@ -116,7 +121,7 @@ class FollowProc:
                 f"follower {'was running' if alive else 'had exited'}); stderr: {self.stderr}"
             ) from None
 
-    def wait_open(self, path: Path, timeout: float = 15.0) -> None:
+    def wait_open(self, path: Path, timeout: float = HANG_S) -> None:
         """Wait until the follower has *path* open (it is then following it)."""
         fds = Path(f"/proc/{self.proc.pid}/fd")
 
@@ -128,7 +133,19 @@ class FollowProc:
 
         wait_for(has_open, timeout, f"the follower to open {path}")
 
-    def wait_quiet(self, quiet: float = 0.3, timeout: float = 15.0) -> None:
+    def inotify_fds(self) -> int:
+        """How many inotify descriptors the follower holds (its watches, on Linux)."""
+        n = 0
+        for fd in Path(f"/proc/{self.proc.pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                n += os.readlink(fd) == "anon_inode:inotify"
+        return n
+
+    def wait_watching(self, timeout: float = HANG_S) -> None:
+        """Wait until the follower has set its inotify watch (it then sees what is written)."""
+        wait_for(lambda: self.inotify_fds() > 0, timeout, "the follower's inotify watch")
+
+    def wait_quiet(self, quiet: float = 0.3, timeout: float = HANG_S) -> None:
         last = [len(self.lines), time.monotonic()]
 
         def settled() -> bool:
@@ -138,7 +155,7 @@ class FollowProc:
 
         wait_for(settled, timeout, "quiet output")
 
-    def stop(self, sig: int = signal.SIGINT, timeout: float = 15.0) -> int:
+    def stop(self, sig: int = signal.SIGINT, timeout: float = HANG_S) -> int:
         self.proc.send_signal(sig)
         try:
             self.proc.wait(timeout)
@@ -158,7 +175,7 @@ class FollowProc:
         assert "Traceback" not in self.stderr, self.stderr
         return self.proc.returncode
 
-    def wait_exit(self, timeout: float = 15.0) -> int:
+    def wait_exit(self, timeout: float = HANG_S) -> int:
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -26,6 +26,7 @@ import msgspec
 import pytest
 
 import agentminutes
+from agentminutes.live.follower import MAX_WAIT_S
 from conftest import FIXTURES
 
 BACKENDS = ["asyncio", "trio"]
@@ -290,7 +291,9 @@ def test_cancelling_the_runner_leaves_nothing(tmp_path: Path, backend: str) -> N
         main, backend=backend
     )
     assert received >= 300
-    assert took < 1.0  # promptly (the ≤ 100 ms figure is measured by scripts/loop_block.py)
+    # Not a speed check (scripts/loop_block.py measures the ≤ 100 ms): cut short, not
+    # ended at the follow's own MAX_WAIT_S tick.
+    assert took < MAX_WAIT_S
     assert fds_after == fds_before  # no transcript, watch or wake-up socket left open
     assert threads == []
     assert tasks_after == tasks_before

@@ -9,7 +9,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections import Counter
 from contextlib import aclosing
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 
 import agentminutes
 from conftest import ROOT
-from follow_helpers import MAIN, SMALL, SUBAGENT, expected, lines_of, wait_for
+from follow_helpers import HANG_S, MAIN, SMALL, SUBAGENT, expected, lines_of, wait_for
 
 _enc = msgspec.json.Encoder()
 
@@ -217,24 +216,31 @@ def test_done_writes_one_agents_last_message_without_waiting_for_the_others(
     folder.mkdir()
     first, second = folder / "first.jsonl", folder / "second.jsonl"
 
-    async def main() -> tuple[list[tuple[float, agentminutes.Envelope]], dict[str, float], float]:
+    last = expected(SMALL)[-1]
+
+    async def main() -> tuple[list[agentminutes.Envelope], dict[str, int], int]:
         all_done = anyio.Event()
-        ended: dict[str, float] = {}
-        got: list[tuple[float, agentminutes.Envelope]] = []
+        first_all_out = anyio.Event()
+        ended: dict[str, int] = {}
+        got: list[agentminutes.Envelope] = []
+        # Positions in the stream, not times: what had come out when each thing happened.
         stream = agentminutes.follow_many(
-            [folder], stop=all_done, on_done=lambda t: ended.setdefault(t, time.monotonic())
+            [folder], stop=all_done, on_done=lambda t: ended.setdefault(t, len(got))
         )
-        finished_at = 0.0
+        finished_at = 0
 
         async def agent_one() -> None:
             nonlocal finished_at
             await _write_slowly(first, lines_of(SMALL))
-            finished_at = time.monotonic()
+            finished_at = len(got)
             assert stream.done(first)  # the runner saw this agent's process exit
 
         async def agent_two() -> None:
             await _write_slowly(second, lines_of(MAIN)[:20])
-            await anyio.sleep(3.0)  # still working
+            # Still working until the first agent's last message is out: held until a stop,
+            # it would never come, and the bound below ends the test.
+            with anyio.fail_after(HANG_S):
+                await first_all_out.wait()
             await _write_slowly(second, lines_of(MAIN)[20:])
             all_done.set()
 
@@ -243,18 +249,20 @@ def test_done_writes_one_agents_last_message_without_waiting_for_the_others(
             tg.start_soon(agent_two)
             async with aclosing(stream):
                 async for env in stream:
-                    got.append((time.monotonic(), env))  # noqa: PERF401 (timed as they come)
+                    got.append(env)
+                    if env.transcript == str(first) and _plain(env.event) == last:
+                        first_all_out.set()
         return got, ended, finished_at
 
     got, ended, finished_at = anyio.run(main, backend=backend)
-    mine = [(t, e) for t, e in got if e.transcript == str(first)]
-    assert [_plain(e.event) for _, e in mine] == expected(SMALL)
-    # The held last message came right after done(), not when the other agent finished.
-    assert mine[-1][0] - finished_at < 1.5
-    assert ended[str(first)] - finished_at < 1.5
-    assert [_plain(e.event) for _, e in got if e.transcript == str(second)] == expected(MAIN)
-    others_end = max(t for t, e in got if e.transcript == str(second))
-    assert others_end - mine[-1][0] > 2.0
+    mine = [i for i, e in enumerate(got) if e.transcript == str(first)]
+    assert [_plain(got[i].event) for i in mine] == expected(SMALL)
+    # The held last message came after done(), while the other agent was still writing.
+    assert mine[-1] >= finished_at
+    assert [_plain(e.event) for e in got if e.transcript == str(second)] == expected(MAIN)
+    others_end = max(i for i, e in enumerate(got) if e.transcript == str(second))
+    assert others_end > mine[-1]
+    assert finished_at <= ended[str(first)] <= others_end  # told before the other finished
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

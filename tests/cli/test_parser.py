@@ -342,6 +342,24 @@ def test_shell_completion_offers_the_table() -> None:
     ]
     assert "claude-code" in bash_complete("agentminutes stats --harness cl")
     assert bash_complete("agentminutes drift s") == ["scan"]
-    script = run_cli("--show-completion")
-    assert script.returncode == 0
+    # `--show-completion` names the shell it was run from (typer looks for it among the
+    # parent processes), so it runs from bash as a user's would, whatever started pytest.
+    # Two commands, so bash stays the parent instead of exec'ing the last one.
+    script = subprocess.run(
+        [
+            "bash",
+            "-c",
+            '"$@"; exit $?',
+            "bash",
+            sys.executable,
+            "-m",
+            "agentminutes",
+            "--show-completion",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert script.returncode == 0, script.stderr
     assert b"_AGENTMINUTES_COMPLETE" in script.stdout
+    assert b"complete " in script.stdout  # bash's script: what registers the function

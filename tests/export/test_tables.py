@@ -14,9 +14,9 @@ import pytest
 
 import agentminutes
 from agentminutes import timestamps
-from agentminutes.discovery.layouts import conversation_id_of
 from agentminutes.export import schemas, to_arrow
 from agentminutes.export.tables import iter_batches
+from agentminutes.harness.antigravity.layout import conversation_id_of
 from agentminutes.schema.usage import OtelUsage
 from agentminutes.schema.usage import requests as usage_requests
 from conftest import FIXTURES, fixture_id, transcripts

@@ -401,7 +401,7 @@ def test_many_transcripts_do_not_hold_a_file_each(tmp_path: Path) -> None:
     per_file = len([e for e in expected(SMALL) if e["provenance"].get("end_line", 0) <= 8]) - 1
     f = FollowProc(tmp_path)
     try:
-        f.wait_lines(150 * per_file, timeout=30)
+        f.wait_lines(150 * per_file)
         open_files = len(os.listdir(f"/proc/{f.proc.pid}/fd"))
         assert open_files < 100
         append(files[0], lines[8:])  # released long ago: reopened when it grows

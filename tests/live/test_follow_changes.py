@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import time
 from pathlib import Path
 
 from agentminutes.live.state import read_progress
@@ -216,7 +215,7 @@ def test_a_transcript_moved_out_writes_what_it_held_and_says_so(tmp_path: Path) 
         want = expected(MAIN)
         f.wait_lines(len(want) - 1)
         os.rename(target, tmp_path / "elsewhere.jsonl")
-        f.wait_lines(len(want), timeout=10)  # the held message, once it is not found again
+        f.wait_lines(len(want))  # the held message, once it is not found again
         assert f.stop(signal.SIGINT) == 0
     finally:
         f.kill()
@@ -301,16 +300,16 @@ def test_a_missing_default_folder_is_waited_for_without_polling(tmp_path: Path) 
     env = {"CLAUDE_CONFIG_DIR": f"{present},{missing}"}
     f = FollowProc("--harness", "claude-code", env=env)
     try:
-        time.sleep(0.5)
+        f.wait_watching()
         one = present / "projects" / "p" / "s.jsonl"
         append(one, lines_of(SMALL)[:4])
         f.wait_lines(2)
         two = missing / "projects" / "q" / "t.jsonl"
         two.parent.mkdir(parents=True)
         append(two, lines_of(SMALL)[:4])
-        t0 = time.monotonic()
-        f.wait_lines(4, timeout=3)
-        assert time.monotonic() - t0 < 2
+        f.wait_lines(4)
+        # Watched for: notified through inotify (its descriptor open all along), never polled.
+        assert f.inotify_fds() > 0
         assert f.stop(signal.SIGINT) == 0
     finally:
         f.kill()

@@ -96,6 +96,7 @@ def test_the_chart_is_inline_svg_and_nothing_is_fetched(browser: Browser, tmp_pa
     assert "<svg" in html
     assert not re.search(r"(src|href)=\"(https?:)?//", html)
     mark = len(browser.events)
+    errors_before = len(browser.errors())
     browser.open(page)
     bars = browser.evaluate("document.querySelectorAll('svg rect[class^=bar]').length")
     assert bars >= 5
@@ -112,6 +113,7 @@ def test_the_chart_is_inline_svg_and_nothing_is_fetched(browser: Browser, tmp_pa
     )
     assert "default-src 'none'" in csp
     assert "script-src 'sha256-" in csp
+    assert browser.errors()[errors_before:] == []  # no violation of it either
 
 
 HOSTILE = [
@@ -134,6 +136,7 @@ def test_html_in_a_transcript_is_text_and_runs_nothing(browser: Browser, tmp_pat
     source = tmp_path / "hostile.jsonl"
     source.write_text("".join(planted), encoding="utf-8")
     page = _page(tmp_path, source, "--full")
+    errors_before = len(browser.errors())
     browser.open(page)
     browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     assert browser.evaluate("typeof window.__owned") == "undefined"
@@ -143,7 +146,7 @@ def test_html_in_a_transcript_is_text_and_runs_nothing(browser: Browser, tmp_pat
     text = browser.evaluate("document.body.innerText")
     for piece in HOSTILE:
         assert text.count(piece) >= 3, piece  # prompt, input, result (and the answer)
-    assert browser.errors() == []
+    assert browser.errors()[errors_before:] == []
 
 
 def test_secrets_are_redacted_unless_no_redact(browser: Browser, tmp_path: Path) -> None:

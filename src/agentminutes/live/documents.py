@@ -245,6 +245,22 @@ def _line_transcript(path: str, harness: str) -> bool:
     return not is_document_adapter(cls)
 
 
+def _database_or_empty(path: str) -> bool:
+    """Whether *path* is a regular file that is empty or begins as an SQLite database does."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return False
+    return _SQLITE_MAGIC.startswith(head) or head.startswith(_SQLITE_MAGIC)
+
+
+#: The first bytes of every SQLite database file.
+_SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+
+
 def document_follower(
     paths: list[str],
     *,
@@ -271,6 +287,13 @@ def document_follower(
         return DocumentFollower(
             path, harness, _PendingTail(path, harness, options), idle_exit=idle_exit
         )
+    if _tails(harness) and _database_or_empty(path):
+        # A database the harness is still setting up (empty, or its tables not all made)
+        # when the follow starts: followed from the moment it is one.
+        pending = _PendingTail(path, harness, options)
+        if pending._opened() is None:
+            _check_follow_options(path, harness, state, idle_exit)
+            return DocumentFollower(path, harness, pending, idle_exit=idle_exit)
     if not os.path.exists(path) or _line_transcript(path, harness):
         return None
     from agentminutes.errors import AgentminutesError
@@ -344,6 +367,7 @@ class _PendingTail:
         if self._tail is None:
             try:
                 if os.path.getsize(self.path) == 0:
+                    self._error = DetectError(f"{self.path}: empty, no {self.harness} database")
                     return None
             except OSError:
                 return None
@@ -360,8 +384,20 @@ class _PendingTail:
             if found.document is None or found.adapter is None:
                 self._error = DetectError(f"{self.path}: no {self.harness} source")
                 return None
+            adapter = found.adapter(self.options)
+            check = getattr(adapter, "open_store", None)
+            if check is not None and getattr(found.document, "container", "") == "sqlite":
+                # A harness named on the command line is taken at its word: the tables
+                # it reads are checked here, or the tail would meet a database half made.
+                import sqlite3
+
+                try:
+                    check(found.document).close()
+                except (AgentminutesError, sqlite3.Error) as exc:
+                    self._error = exc
+                    return None
             self._error = None
-            self.adapter = found.adapter(self.options)
+            self.adapter = adapter
             self._tail = cast(Tailing, self.adapter).tail(found.document)
         return self._tail
 

@@ -417,7 +417,7 @@ def subagent_transcripts(path: str, harness: str) -> list[tuple[str, str]]:
         if parent is None:
             return []
         if harness == "antigravity":
-            from agentminutes.discovery.layouts import conversation_id_of
+            from agentminutes.harness.antigravity.layout import conversation_id_of
 
             parent.meta.session_id = conversation_id_of(path)
         gathered = loc.gather(roots, parent, ScanContext())
