@@ -12,15 +12,15 @@ reader and no deduplication by id folds copies together.
 
 Then, each as a fresh process, medians of ``--runs`` (the sides alternating):
 
-* ours cold: ``usage --by day --format json --no-cache`` (worker processes: the CPU
-  time shown is this process's, not its workers'), and the same with ``--jobs 1``;
+* ours cold: ``usage --by day --format json --no-cache`` (worker processes, forked from
+  it on Linux: their CPU time is counted in its own), and the same with ``--jobs 1``;
 * ours warm: ``usage --by day --format json`` with the summary cache filled;
 * ccusage 20 (native): ``ccusage daily --json --offline`` (``--ccusage`` names
   its launcher; installed with ``npm install ccusage@20.0.20
   @ccusage/ccusage-linux-x64@20.0.20``);
 
 each with its wall time, CPU time and peak RSS (``wait4``), the ratios of ours
-to ccusage's wall time, and both token totals: ours, ccusage's, and an
+to ccusage's wall time and CPU time, and both token totals: ours, ccusage's, and an
 independent count made here (each assistant message id once, its last line).
 """
 
@@ -216,6 +216,9 @@ def main() -> None:
             wall, cpu, rss, out = timed(cmd, env)
             results[name].append((wall, cpu, rss))
             outputs[name] = out
+    print(
+        "load average (1, 5, 15 min) at the end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    )
     med = {k: statistics.median(w for w, _, _ in v) for k, v in results.items()}
     for name, runs in results.items():
         print(
@@ -223,8 +226,12 @@ def main() -> None:
             f"  peak RSS {max(r for _, _, r in runs):5d} MB"
         )
     if "ccusage 20" in med:
+        cpu = {k: statistics.median(c for _, c, _ in v) for k, v in results.items()}
         for name in ("ours cold", "ours warm"):
-            print(f"{name} / ccusage 20: {med[name] / med['ccusage 20']:.2f}x")
+            print(
+                f"{name} / ccusage 20: {med[name] / med['ccusage 20']:.2f}x wall,"
+                f" {cpu[name] / cpu['ccusage 20']:.2f}x CPU"
+            )
     print("tokens (input, output, cache read, cache write):")
     print("  independent", list(independent_count(home).values()))
     try:
