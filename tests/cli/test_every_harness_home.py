@@ -152,6 +152,24 @@ def test_usage_counts_every_harness_that_records_usage(home: Path) -> None:
     assert _usage_rows(home) == alone
 
 
+def test_usage_of_the_home_as_a_folder_equals_the_scan_of_its_harnesses(home: Path) -> None:
+    # The folder walked by name (databases and task folders too, each conversation of a
+    # store once) finds what each harness's layout finds, token for token.
+    def rows(*args: str) -> dict[str, dict[str, int]]:
+        p = _cli(home, "usage", "--by", "harness", "--format", "json", "--no-cost", *args)
+        assert p.returncode == 0, p.stderr
+        assert "error" not in p.stderr.splitlines()[-1].replace(" 0 errors", ""), p.stderr
+        return {
+            row["harness"]: {k: v for k, v in row.items() if isinstance(v, int)}
+            for row in json.loads(p.stdout)
+        }
+
+    scanned = rows("--no-cache")
+    walked = rows("--no-cache", str(home))
+    assert walked == scanned
+    assert {"cline", "crush", "goose", "hermes", "opencode", "openhands"} <= set(walked)
+
+
 def test_export_writes_every_harness(home: Path, tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
     out = tmp_path / "dataset"

@@ -942,8 +942,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
             Argument(
                 "transcripts",
                 "TRANSCRIPT",
-                "Transcripts, or folders of them (walked for *.jsonl), to report on instead "
-                "of the harnesses' folders.",
+                "Transcripts, databases, exports or folders of them (walked as export walks "
+                "them), to report on instead of the harnesses' folders.",
                 many=True,
                 required=False,
             ),

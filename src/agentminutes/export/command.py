@@ -36,11 +36,12 @@ import secrets
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Final
 
+from agentminutes.discovery.walk import transcripts_under
 from agentminutes.errors import (
     AgentminutesError,
     DetectError,
@@ -81,10 +82,6 @@ __all__ = (
 #: each format the formats' table offers to ``export`` (ATIF trajectories).
 FORMATS: Final = ("parquet", *offered("export"))
 
-#: File names a folder walk offers to detection: transcripts, data exports, databases.
-_CANDIDATE_SUFFIXES: Final = (".jsonl", ".json", ".zip", ".db", ".sqlite", ".sqlite3")
-#: Names a folder walk passes over: sidecars and what agentminutes itself writes.
-_NOT_TRANSCRIPTS: Final = (".meta.json", ".agentminutes.json")
 #: A chunk of work: at most this many transcripts, and about this many bytes.
 CHUNK_FILES: Final = 64
 CHUNK_BYTES: Final = 32 << 20
@@ -383,42 +380,6 @@ def rewrite_part(job: RewriteJob) -> tuple[str, str | None, list[str]]:
 # -- targets ------------------------------------------------------------------------------------
 
 
-def _is_candidate(name: str) -> bool:
-    if name.startswith(".") or name.endswith(_NOT_TRANSCRIPTS):
-        return False
-    return name.endswith(_CANDIDATE_SUFFIXES)
-
-
-def _walk(top: str, skip: str) -> Iterator[str]:
-    """Every candidate file under *top*, by name, symlinked folders not followed; *skip* left out.
-
-    A folder that is one source (a Cline task folder, an OpenHands conversation, an
-    OpenCode storage tree) is one transcript: the file that stands for it, whose conversion reads the folder.
-    """
-    from agentminutes.pipeline.document_sources import folder_transcript
-
-    try:
-        with os.scandir(top) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return
-    whole = folder_transcript(top, frozenset(e.name for e in entries))
-    if whole is not None:
-        yield whole
-        return
-    for e in entries:
-        path = os.path.join(top, e.name)
-        try:
-            is_dir = e.is_dir(follow_symlinks=False)
-        except OSError:
-            continue
-        if is_dir:
-            if os.path.abspath(path) != skip:
-                yield from _walk(path, skip)
-        elif _is_candidate(e.name):
-            yield path
-
-
 @dataclass
 class Targets:
     """The transcripts a run covers, and what finding them left out."""
@@ -462,7 +423,7 @@ def resolve(
         for target in targets:
             path = os.fspath(target)
             if os.path.isdir(path):
-                for found in _walk(path, skip):
+                for found in transcripts_under(path, skip):
                     add(found, True)
             elif os.path.lexists(path):
                 add(path, False)

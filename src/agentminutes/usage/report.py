@@ -381,7 +381,8 @@ def collect_paths(
     on_file: Callable[[str], None] | None = None,
     full: bool = False,
 ) -> Collection:
-    """Summarize the transcripts at *paths* (files, and folders walked for ``*.jsonl``).
+    """Summarize the transcripts at *paths* (files, and folders walked as ``export`` walks
+    them: :func:`~agentminutes.discovery.walk.transcripts_under`).
 
     The harness of each is *harness*, or detected from its first records. A
     file named on the command line that cannot be read or detected is an
@@ -389,6 +390,7 @@ def collect_paths(
     transcript with no conversation in it (counted in ``details``). *full*: as
     :func:`collect`'s.
     """
+    from agentminutes.discovery.walk import transcripts_under
     from agentminutes.errors import AgentminutesError
     from agentminutes.pipeline.detect import detect
 
@@ -405,11 +407,34 @@ def collect_paths(
     for given in paths:
         path = os.path.abspath(os.fspath(given))
         if os.path.isdir(path):
-            for top, dirs, names in os.walk(path):
-                dirs.sort()
-                files += [(os.path.join(top, n), True) for n in sorted(names) if _jsonl(n)]
+            files += [(found, True) for found in transcripts_under(path)]
         else:
             files.append((path, False))
+
+    def take(summary: TranscriptSummary, name: str, st: os.stat_result, *, cached: bool) -> None:
+        if summary.error:
+            error(summary.error if name in summary.error else f"{name}: {summary.error}")
+        elif not summary.requests and not summary.started_at:
+            skipped["no conversation"] = skipped.get("no conversation", 0) + 1
+            return
+        if cached:
+            out.from_cache += 1
+        else:
+            out.parsed += 1
+        if name not in USAGE_RULES:
+            out.no_usage[name] = out.no_usage.get(name, 0) + 1
+            return
+        out.transcripts.append(
+            Transcript(
+                summary=summary,
+                harness=name,
+                session_id=summary.meta.session_id,
+                project=summary.meta.cwd,
+                started_ns=_started(summary),
+                read_to=st.st_size,
+            )
+        )
+
     seen: set[str] = set()
     for path, walked in files:
         if path in seen:
@@ -426,50 +451,53 @@ def collect_paths(
             skipped["no conversation"] = skipped.get("no conversation", 0) + 1
             continue
         summary = cache.get(path, st)
-        cached = summary is not None
         if summary is not None:
             name = summary.meta.harness or (harness or "")
-        else:
-            try:
-                name = harness or detect(path)[0]
-            except AgentminutesError as exc:
-                if walked:
-                    skipped["no harness detected"] = skipped.get("no harness detected", 0) + 1
-                else:
-                    error(str(exc))
+            take(summary, name, st, cached=True)
+            continue
+        try:
+            name = harness or detect(path)[0]
+            ids = _conversation_ids(path, name)
+        except AgentminutesError as exc:
+            if walked:
+                skipped["no harness detected"] = skipped.get("no harness detected", 0) + 1
+            else:
+                error(str(exc))
+            continue
+        # A store of several sessions (a database, a data export) is read, and cached,
+        # one conversation at a time, as the scan of a harness's folders reads it.
+        for conversation in ids or (None,):
+            key = f"{path}#{conversation}" if conversation else path
+            summary = cache.get(key, st) if conversation else None
+            if summary is not None:
+                take(summary, name, st, cached=True)
                 continue
-            summary = summarize(path, name, st.st_size, st.st_mtime_ns, full=full)
-            cache.put(summary)
-        if summary.error:
-            error(summary.error if name in summary.error else f"{name}: {summary.error}")
-        elif not summary.requests and not summary.started_at:
-            skipped["no conversation"] = skipped.get("no conversation", 0) + 1
-            continue
-        if cached:
-            out.from_cache += 1
-        else:
-            out.parsed += 1
-        if name not in USAGE_RULES:
-            out.no_usage[name] = out.no_usage.get(name, 0) + 1
-            continue
-        out.transcripts.append(
-            Transcript(
-                summary=summary,
-                harness=name,
-                session_id=summary.meta.session_id,
-                project=summary.meta.cwd,
-                started_ns=_started(summary),
-                read_to=st.st_size,
+            summary = summarize(
+                path, name, st.st_size, st.st_mtime_ns, conversation=conversation, full=full
             )
-        )
+            cache.put(summary)
+            take(summary, name, st, cached=False)
     if skipped:
         reasons = sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))
         out.details.append("skipped files: " + ", ".join(f"{n} {why}" for why, n in reasons))
     return out
 
 
-def _jsonl(name: str) -> bool:
-    return name.endswith(".jsonl") and not name.startswith(".")
+def _conversation_ids(path: str, harness: str) -> list[str] | None:
+    """The ids of the conversations in *path* when it is a store of several sessions of
+    *harness* (a database, a data export), ``None`` for a transcript or a store of one."""
+    from agentminutes.harness.registry import described
+
+    found = described(harness)
+    if found is None or found.reads != "documents":
+        return None
+    from agentminutes.pipeline.document_sources import DocumentConversion, route
+
+    source = route(path, harness)
+    if source.document is None or source.adapter is None:
+        return None
+    ids = [c.id for c in DocumentConversion(source.document, source.adapter).conversations()]
+    return ids if len(ids) > 1 else None
 
 
 def msgspec_replace_subagent(meta: Any) -> Any:
