@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import secrets
 import threading
 import zlib
 from collections.abc import Callable
@@ -99,6 +100,9 @@ class ScriptedModel:
         self._cursor = 0
         self._conversation_requests = 0
         self._lock = threading.Lock()
+        #: Makes this run's message and tool-call ids its own, as a provider's are: two
+        #: recordings in one home are two sessions to a reader that counts each id once.
+        self.run_id = secrets.token_hex(3)
 
     @property
     def steps_left(self) -> int:
@@ -173,7 +177,8 @@ class ScriptedModel:
     def _reply(
         self, n: int, view: RequestView, wire: ModuleType, record: dict[str, Any]
     ) -> tuple[Reply, list[bool]]:
-        message_id = f"msg_lab{n:03d}"
+        message_id = f"msg_lab{self.run_id}{n:03d}"
+        record["message_id"] = message_id
         if view.side:
             text = json.dumps(SIDE_JSON) if view.json_output else "Lab session"
             return Reply(text=text, message_id=message_id), []
@@ -187,7 +192,9 @@ class ScriptedModel:
         calls = []
         for i, call in enumerate(step.tool_calls):
             name, args = self.namer(call, view.tool_names)
-            calls.append(NamedCall(id=f"{prefix}lab{n:03d}{i}", name=name, arguments=args))
+            calls.append(
+                NamedCall(id=f"{prefix}lab{self.run_id}{n:03d}{i}", name=name, arguments=args)
+            )
         reply = Reply(
             text=step.text,
             thinking=step.thinking,

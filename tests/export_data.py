@@ -12,8 +12,9 @@ from conftest import FIXTURES
 
 #: The fixture folders of transcripts (``fixtures/golden`` holds outputs, not transcripts).
 #: The lab's recordings are left to tests/lab: each scenario is a home of its own, and the
-#: scripted server numbers its messages from msg_lab000 in every one, so across scenarios
-#: the same message ids stand for different requests (a real API's never repeat).
+#: recordings made before the server gave each run ids of its own number their messages
+#: from msg_lab000 in every one, so across them the same message ids stand for different
+#: requests (a real API's never repeat).
 HARNESS_FOLDERS = sorted(
     p for p in FIXTURES.iterdir() if p.is_dir() and p.name not in ("golden", "sessions", "lab")
 )

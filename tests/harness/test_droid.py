@@ -47,7 +47,9 @@ def test_recording_converts_strictly_and_auto_detected(rec) -> None:
     assert typed == [r["command"][-1] for r in rec.note["runs"]]
     messages = [e for e in events if e.kind == EventKind.ASSISTANT_MESSAGE]
     assert [m.message_id for m in messages] == [
-        f"msg_lab{r['n']:03d}" for r in rec.truth["requests"] if r.get("billed") and not r["side"]
+        r.get("message_id", f"msg_lab{r['n']:03d}")
+        for r in rec.truth["requests"]
+        if r.get("billed") and not r["side"]
     ]
     assert {m.assistant_message.model for m in messages if m.assistant_message} == {"custom:Lab-0"}
 

@@ -56,7 +56,9 @@ def test_recording_converts_strictly_and_auto_detected(rec) -> None:
     assert prompts == [r["command"][-1] for r in rec.note["runs"]]
     answers = [e for e in events if e.kind == EventKind.ASSISTANT_MESSAGE]
     assert [a.message_id for a in answers] == [
-        f"msg_lab{r['n']:03d}" for r in rec.truth["requests"] if r.get("billed") and not r["side"]
+        r.get("message_id", f"msg_lab{r['n']:03d}")
+        for r in rec.truth["requests"]
+        if r.get("billed") and not r["side"]
     ]
 
 

@@ -136,6 +136,22 @@ def test_anthropic_messages(stream: bool) -> None:
     assert truth["requests"][2]["billed"]["cache_read_input_tokens"] > 0
 
 
+def test_each_run_answers_with_ids_of_its_own() -> None:
+    # Two recordings in one home are two sessions: a provider's ids never repeat, and a
+    # reader that counts each message id once would fold two runs' requests into one.
+    runs = [run_three("/v1/messages", ANTHROPIC) for _ in range(2)]
+    ids = []
+    for model, answers in runs:
+        message = json.loads(answers[1][1])
+        recorded = model.ground_truth()["requests"][1]
+        assert message["id"] == recorded["message_id"]
+        ids.append(
+            (message["id"], [b["id"] for b in message["content"] if b["type"] == "tool_use"])
+        )
+    assert ids[0][0] != ids[1][0]
+    assert not set(ids[0][1]) & set(ids[1][1])
+
+
 def test_anthropic_tool_results_are_recorded_as_answers() -> None:
     model = ScriptedModel(SCENARIO)
     body = {
