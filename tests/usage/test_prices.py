@@ -84,6 +84,33 @@ def test_long_context_requests_pay_the_tier_the_provider_bills() -> None:
     assert apart_large > 3 * apart
 
 
+def test_a_time_of_day_price_is_each_requests_own_through_the_day() -> None:
+    """DeepSeek's peak hours (01-04 and 06-10 UTC in genai-prices 0.2.3) cost more than
+    the rest of the day: requests at peak between two off-peak ones pay the peak rate."""
+    model = "deepseek-v4-pro"
+    day = datetime(2026, 5, 1, tzinfo=UTC)
+    hours = (0.5, 2, 3.5, 7, 9.5, 12, 23)
+    tokens = [
+        Tokens(int((day.timestamp() + h * 3600) * 1e9), 20_000 + i, 500 + i, 10_000, 0, None)
+        for i, h in enumerate(hours)
+    ]
+    priced = Pricer().price(model, "claude-code", tokens).cost
+    assert priced is not None
+    one_by_one = sum(
+        genai_prices.calc_price(
+            _usage(genai_prices.Usage, [t]),
+            model,
+            genai_request_timestamp=datetime.fromtimestamp(t.ns / 1e9, tz=UTC),
+        ).total_price
+        for t in tokens
+    )
+    assert abs(priced - one_by_one) < Decimal("1e-12")
+    # The first and last requests are off-peak: pricing all by them would cost less.
+    off_peak = Pricer().price(model, "claude-code", [tokens[0]]).cost
+    assert off_peak is not None
+    assert priced > off_peak * len(tokens)
+
+
 def test_a_model_no_catalog_knows_is_unpriced_not_zero() -> None:
     priced = Pricer().price("glm-4.6-gateway-x", "claude-code", [Tokens(1, 1000, 10, 0, 0, None)])
     assert priced.cost is None

@@ -249,7 +249,7 @@ class _MemoFile(msgspec.Struct):
 
 
 #: The memo's format; bump when what it holds or how a cost is computed changes.
-MEMO_FORMAT: Final = 1
+MEMO_FORMAT: Final = 2
 
 _MEMO_FILE: Final = "usage-prices.msgpack"
 
@@ -458,38 +458,65 @@ class Pricer:
         return total
 
     def _day_costs(self, model: str, harness: str, day: int, group: list[Tokens]) -> list[Decimal]:
-        """The costs of one UTC day's requests of *model*, as :meth:`_catalog_cost` adds them."""
-        from genai_prices.types import TieredPrices, Usage
+        """The costs of one UTC day's requests of *model*, as :meth:`_catalog_cost` adds them.
+
+        Requests are grouped by the price in force at their time (one a day, but for a
+        time-of-day rate such as an off-peak price) and, within it, by tier; each
+        group costs its count times the price of its mean request.
+        """
+        from genai_prices.types import Usage
 
         info = self._lookup(model, harness)
         assert info is not None  # the caller asked whether the catalog knows the model
         _, model_info = info
-        out: list[Decimal] = []
         first = min(t.ns for t in group)
-        last = max(t.ns for t in group)
         start_price = model_info.get_prices(_when(first))
-        if day >= 0 and model_info.get_prices(_when(last)) != start_price:
-            # A price change within the day: resolve each request's price.
+        priced: list[tuple[Any, list[Tokens]]] = [(start_price, group)]
+        if day >= 0 and not _steady_within_day(model_info):
+            # A time-of-day price: each request's price resolved, the requests of one
+            # price kept together (the catalog returns the one object of each price).
+            by_price: dict[int, tuple[Any, list[Tokens]]] = {}
             for t in group:
                 price = model_info.get_prices(_when(t.ns))
-                out.append(price.calc_price(_usage(Usage, [t]))["total_price"])
-            return out
-        thresholds = sorted(
-            {
-                tier.start
-                for value in vars(start_price).values()
-                if isinstance(value, TieredPrices)
-                for tier in value.tiers
-            }
-        )
-        bands: dict[int, list[Tokens]] = {}
-        for t in group:
-            band = sum(1 for start in thresholds if t.input > start)
-            bands.setdefault(band, []).append(t)
-        for members in bands.values():
-            mean = _usage(Usage, members)
-            out.append(start_price.calc_price(mean)["total_price"] * len(members))
+                by_price.setdefault(id(price), (price, []))[1].append(t)
+            priced = list(by_price.values())
+        out: list[Decimal] = []
+        for price, members in priced:
+            thresholds = _tier_starts(price)
+            bands: dict[int, list[Tokens]] = {}
+            for t in members:
+                band = sum(1 for start in thresholds if t.input > start)
+                bands.setdefault(band, []).append(t)
+            for banded in bands.values():
+                mean = _usage(Usage, banded)
+                out.append(price.calc_price(mean)["total_price"] * len(banded))
         return out
+
+
+def _steady_within_day(model_info: Any) -> bool:
+    """Whether *model_info*'s price is one all through a UTC day: no condition, or only
+    start dates (which the catalog compares as UTC dates). A time-of-day price, or a
+    condition of a kind not known here, is not."""
+    from genai_prices.types import ModelPrice, StartDateConstraint
+
+    prices = model_info.prices
+    if isinstance(prices, ModelPrice):
+        return True
+    return all(c.constraint is None or type(c.constraint) is StartDateConstraint for c in prices)
+
+
+def _tier_starts(price: Any) -> list[int]:
+    """The input thresholds of *price*'s long-context tiers, ascending."""
+    from genai_prices.types import TieredPrices
+
+    return sorted(
+        {
+            tier.start
+            for value in vars(price).values()
+            if isinstance(value, TieredPrices)
+            for tier in value.tiers
+        }
+    )
 
 
 def _when(ns: int) -> datetime:
