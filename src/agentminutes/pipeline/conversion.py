@@ -34,7 +34,12 @@ from agentminutes.harness._gojson import (
 )
 from agentminutes.harness.base import BOM, detects
 from agentminutes.pipeline.batch import Batch
-from agentminutes.pipeline.sources import LineBatch, LineSplitter, aiter_chunks, iter_chunks
+from agentminutes.pipeline.sources import (
+    CHUNK_BYTES,
+    LineSplitter,
+    aiter_chunks,
+    iter_chunks,
+)
 from agentminutes.pipeline.verbatim import replace_raws, safe_events
 from agentminutes.schema import Event
 
@@ -246,7 +251,7 @@ def feed_record(
 
 def feed_lines(
     adapter: Adapter,
-    lines: LineBatch,
+    lines: Iterable[tuple[int, bytes]],
     on_white_space: Callable[[int], None] | None = None,
     rewrites: Rewrites | None = None,
     *,
@@ -380,7 +385,7 @@ class Conversion:
     def _white_space(self, lineno: int) -> None:
         self.white_space_lines += 1
 
-    def _lines(self, adapter: Adapter, lines: LineBatch) -> list[Event]:
+    def _lines(self, adapter: Adapter, lines: Iterable[tuple[int, bytes]]) -> list[Event]:
         return feed_lines(
             adapter,
             lines,
@@ -542,10 +547,12 @@ def open_sync_chunks(
     stream: BinaryIO | None = None,
     *,
     limit: int | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[bytes]:
     """The sync chunk source for a path (*head* and *stream* as for :func:`open_chunks`).
 
-    *limit*: only the file's first *limit* bytes (not for a stream, read whole).
+    *limit*: only the file's first *limit* bytes (not for a stream, read whole);
+    *chunk_bytes*: the size of each read of a path.
     """
     from agentminutes.pipeline.sources import open_error
 
@@ -560,7 +567,7 @@ def open_sync_chunks(
     if err is not None:
         raise err
     with open(target, "rb") as f:
-        yield from iter_chunks(f, limit=limit)
+        yield from iter_chunks(f, chunk_bytes=chunk_bytes, limit=limit)
 
 
 class _Run:
@@ -588,9 +595,17 @@ class _Run:
     def push(self, chunk: bytes) -> Batch | None:
         """The batch of the lines *chunk* completes, if any."""
         adapter = self._adapter(chunk)
-        lines = self.splitter.push(chunk)
-        if not lines:
-            return None
+        passes = getattr(adapter, "lean_pass", None)
+        lines: Iterable[tuple[int, bytes]]
+        if passes is not None and not getattr(adapter, "keeps_indent", False):
+            data, spans = self.splitter.push_spans(chunk)
+            if not spans:
+                return None
+            lines = _unpassed(passes, data, spans)
+        else:
+            lines = self.splitter.push(chunk)
+            if not lines:
+                return None
         return Batch(self.conversion._lines(adapter, lines), self.splitter.lineno)
 
     def end(self) -> Iterator[Batch]:
@@ -601,6 +616,36 @@ class _Run:
         last = _unfinished(conv._lines, adapter, tail) if tail else []
         for events in _final_batches(last, adapter, conv._rewrites, conv.options.check_verbatim):
             yield Batch(events, self.splitter.lineno)
+
+
+#: Bytes a line may start and end with for :func:`feed_lines` to take it as it is:
+#: ASCII, but for the white space ``bytes.strip`` removes.
+_PLAIN_ENDS: Final = frozenset(range(0x80)) - frozenset(b" \t\n\r\x0b\x0c")
+
+
+def _unpassed(
+    passes: Callable[[bytes, memoryview, int, int, int], bool],
+    data: bytes,
+    spans: list[tuple[int, int, int]],
+) -> Iterator[tuple[int, bytes]]:
+    """The lines of *data* at *spans* that the adapter's lean read does not pass over.
+
+    A line that :func:`feed_lines` would offer to ``lean_feed`` as it is (past the
+    first, nothing to strip, ASCII at both ends) is first offered to ``lean_pass``
+    where it lies in *data*: one passed over (a record the read does not need, only
+    counted) is never copied out. The others are yielded as ``feed_lines`` takes them,
+    one at a time, so each is looked at with the adapter's state of the lines before.
+    """
+    view = memoryview(data)
+    plain = _PLAIN_ENDS
+    for lineno, start, end in spans:
+        if lineno > 1 and end > start and data[start] in plain and data[end - 1] in plain:
+            try:
+                if passes(data, view, start, end, lineno):
+                    continue
+            except RecursionError:
+                pass  # fed as it is below, where its depth is met and reported
+        yield lineno, data[start:end]
 
 
 def _unfinished(

@@ -22,6 +22,7 @@ from agentminutes.errors import SourceError
 
 __all__ = (
     "CHUNK_BYTES",
+    "FILE_CHUNK_BYTES",
     "SQLITE_MAGIC",
     "ZIP_MAGIC",
     "LineBatch",
@@ -35,6 +36,12 @@ __all__ = (
 
 #: Read size for transcript files: large enough that a 100 MB file is a few dozen reads.
 CHUNK_BYTES: Final = 1024 * 1024
+
+#: Read size of a pass that keeps no events, only what it folds them into (``usage``'s
+#: summaries): its batches may be larger. Reads of 1 MiB each got fresh pages from glibc
+#: (about a page fault per 4 KiB read: 0.13 s of system time over a 631 MB home),
+#: reads of 4 MiB reuse the heap's.
+FILE_CHUNK_BYTES: Final = 4 << 20
 
 #: The first bytes of a ZIP archive (a data export) and of a SQLite database (``turns.db``).
 ZIP_MAGIC: Final = b"PK\x03\x04"
@@ -89,6 +96,40 @@ class LineSplitter:
         self.lineno += len(parts)
         self.offset += completed
         return list(zip(range(first, first + len(parts)), parts, strict=True))
+
+    def push_spans(self, chunk: bytes) -> tuple[bytes, list[tuple[int, int, int]]]:
+        """:meth:`push` without copying each line out: ``(data, spans)``, the bytes holding
+        the lines *chunk* completes and each line's ``(lineno, start, end)`` in them
+        (*data* is *chunk* itself unless a line was held from the chunk before)."""
+        if not chunk:
+            return b"", []
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            self._pending.append(chunk)
+            self._pending_len += len(chunk)
+            self.pending_nul = self.pending_nul or b"\x00" in chunk
+            return b"", []
+        data = chunk
+        if self._pending:
+            head = b"".join(self._pending)
+            data = head + chunk
+            end += len(head)
+        last = data[end + 1 :]
+        self._pending = [last] if last else []
+        self._pending_len = len(last)
+        self.pending_nul = b"\x00" in last
+        spans: list[tuple[int, int, int]] = []
+        find = data.find
+        lineno = self.lineno
+        pos = 0
+        while pos <= end:
+            stop = find(b"\n", pos, end + 1)
+            lineno += 1
+            spans.append((lineno, pos, stop))
+            pos = stop + 1
+        self.lineno = lineno
+        self.offset += end + 1
+        return data, spans
 
     def held(self) -> tuple[int, bytes] | None:
         """The incomplete last line, still held (``None`` when there is none): ``(lineno, bytes)``."""

@@ -15,6 +15,7 @@ from agentminutes.harness import ParseOptions
 from agentminutes.pipeline.batch import Batch, Stage, apply_stages
 from agentminutes.pipeline.conversion import Conversion, open_sync_chunks, source_name
 from agentminutes.pipeline.document_sources import feeds, route, single_session
+from agentminutes.pipeline.sources import CHUNK_BYTES
 
 __all__ = ("drive", "from_sync", "staged", "sync_feeds")
 
@@ -57,12 +58,13 @@ def sync_feeds(
     options: ParseOptions,
     *,
     limit: int | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[tuple[Iterator[Batch], Callable[[], dict[str, int]]]]:
     """Like :func:`~agentminutes.pipeline.document_sources.feeds`, with synchronous batches, for paths.
 
     *limit*: a line transcript is read up to that byte offset only (the complete
     lines a live follow takes over after, ``usage --follow``); a whole document
-    is read whole.
+    is read whole. *chunk_bytes*: the size of each read of a line transcript.
     """
     if path == "-":
         raise UsageError("the sync API reads paths; use the async API for stdin")
@@ -72,7 +74,9 @@ def sync_feeds(
         conv = Conversion(
             name=source_name(path), harness=harness, options=options, path=os.fspath(path)
         )
-        chunks = open_sync_chunks(path, found.head, found.stream, limit=limit)
+        chunks = open_sync_chunks(
+            path, found.head, found.stream, limit=limit, chunk_bytes=chunk_bytes
+        )
         yield conv.iter_batches(chunks), lambda: conv.skipped
         return
     for feed in feeds(path, harness, options, conversation, every=every):

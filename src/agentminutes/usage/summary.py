@@ -154,6 +154,7 @@ def summarize(
     unknown records those ``convert`` reports.
     """
     from agentminutes.harness import ParseOptions
+    from agentminutes.pipeline.sources import FILE_CHUNK_BYTES
     from agentminutes.pipeline.sync import sync_feeds
 
     meta = Meta(harness=harness)
@@ -171,7 +172,9 @@ def summarize(
     )
     add = folder.add
     try:
-        for batches, _ in sync_feeds(path, conversation, False, harness, options, limit=end):
+        for batches, _ in sync_feeds(
+            path, conversation, False, harness, options, limit=end, chunk_bytes=FILE_CHUNK_BYTES
+        ):
             for batch in batches:
                 events = batch.events
                 if first and events:

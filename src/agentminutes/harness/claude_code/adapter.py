@@ -96,6 +96,8 @@ _LEAN_KINDS: Final = frozenset(
 #: skips keep their own names.
 _UNREAD_TYPES: Final = (CONVERSATION_TYPES | LOOSE_TOOL_TYPES | REQUEST_TYPES) - {"assistant"}
 _QUIET_OR_SKIPPED: Final = SKIP_TYPES | QUIET_TYPES
+#: The skip each of them is counted as.
+_UNREAD_SKIPS: Final = {kind: f"{kind}/unread" for kind in _UNREAD_TYPES}
 
 
 class _Fold:
@@ -148,6 +150,7 @@ class ClaudeCodeAdapter(BaseAdapter):
         "want_thinking",
         "want_system",
         "lean_feed",
+        "lean_pass",
     }
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
@@ -172,6 +175,9 @@ class ClaudeCodeAdapter(BaseAdapter):
             if self.lean and not self.options.keep_raw and not self.options.check_verbatim
             else None
         )
+        #: Such a read's look at a record still in the bytes it was read in (see
+        #: feed_lines): a record it passes over is never copied out of them.
+        self.lean_pass = self._lean_pass if self.lean_feed is not None else None
         self.meta_sent = False
         self.fold: _Fold | None = None
         # Re-recorded copies: Claude Code re-appends earlier rows with their
@@ -260,17 +266,8 @@ class ClaudeCodeAdapter(BaseAdapter):
         ``"assistant"`` near its start (an assistant record's role) goes to the lean
         decoder at once: only a hint, which decoder goes first, never what is read.
         """
-        if self.meta_sent and self.version and line.find(b'"assistant"', 0, 800) < 0:
-            try:
-                kind = _decode_kind(line).type or ""
-            except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
-                return None
-            if kind in _UNREAD_TYPES:
-                self.skip(f"{kind}/unread", lineno)
-                return []
-            if kind in _QUIET_OR_SKIPPED:
-                self.skip(kind, lineno)
-                return []
+        if self._lean_pass(line, line, 0, len(line), lineno):
+            return []
         try:
             rec = _decode_lean_record(line)
         except (
@@ -280,6 +277,32 @@ class ClaudeCodeAdapter(BaseAdapter):
         ):  # msgspec < 0.19 on invalid UTF-8
             return None
         return self._record(rec, line, lineno)
+
+    def _lean_pass(
+        self, data: bytes, view: bytes | memoryview, start: int, end: int, lineno: int
+    ) -> bool:
+        """Whether a lean read passes over the record ``data[start:end]`` (*view* is
+        *data*, or a memoryview of it): once the session is open, a record decoded for
+        its type alone that is not an assistant's (nor of a type no rule knows) is
+        counted as a skip and nothing else is done. ``False``: feed it (a record that
+        does not decode is left to the feed, which reports it).
+        """
+        if not (self.meta_sent and self.version) or (
+            data.find(b'"assistant"', start, min(end, start + 800)) >= 0
+        ):
+            return False
+        try:
+            kind = _decode_kind(view[start:end]).type or ""
+        except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
+            return False
+        unread = _UNREAD_SKIPS.get(kind)
+        if unread is not None:
+            self.skip(unread, lineno)
+            return True
+        if kind in _QUIET_OR_SKIPPED:
+            self.skip(kind, lineno)
+            return True
+        return False
 
     def _record(self, rec: _Record, line: bytes, lineno: int) -> list[Event]:
         kind = rec.type or ""
