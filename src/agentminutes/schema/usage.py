@@ -144,7 +144,11 @@ def otel_usage(usage: TokenUsage, harness: str) -> OtelUsage | None:
     Codex messages carry no reasoning count; :class:`RequestFolder` reads it
     from the ``token_count`` records.
     """
-    rule = USAGE_RULES.get(harness)
+    return _otel(usage, USAGE_RULES.get(harness))
+
+
+def _otel(usage: TokenUsage, rule: UsageRule | None) -> OtelUsage | None:
+    """:func:`otel_usage` by the harness's rule (a folder looks it up once)."""
     if rule is None:
         return None
     cache_read = usage.cache_read_input_tokens
@@ -167,10 +171,14 @@ def otel_usage(usage: TokenUsage, harness: str) -> OtelUsage | None:
 
 def reported_cost(usage: TokenUsage, harness: str) -> float | None:
     """The cost (USD) the harness itself recorded for this usage, or ``None`` when it recorded none."""
+    return _reported(usage, USAGE_RULES.get(harness))
+
+
+def _reported(usage: TokenUsage, rule: UsageRule | None) -> float | None:
+    """:func:`reported_cost` by the harness's rule (a folder looks it up once)."""
     cost = getattr(usage, "cost", None)  # the schema's own field, where an adapter fills it
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         return float(cost)
-    rule = USAGE_RULES.get(harness)
     if rule is None or not rule.cost_key or not usage.extra or rule.cost_key not in usage.extra:
         return None
     raw = usage.extra[rule.cost_key]
@@ -583,10 +591,10 @@ class RequestFolder:
                 cache_read_input_tokens=usage.cache_read_input_tokens,
                 cache_creation_input_tokens=usage.cache_creation_input_tokens,
             ),
-            otel=otel_usage(usage, self.harness),
+            otel=_otel(usage, rule),
             key=key,
             agent_id=ev.agent_id,
-            reported_cost=reported_cost(usage, self.harness),
+            reported_cost=_reported(usage, rule),
         )
 
     def _copilot_request(self, ev: Event, details: Raw, *, nested: bool = False) -> list[Request]:

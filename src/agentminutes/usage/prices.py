@@ -483,10 +483,12 @@ class Pricer:
         out: list[Decimal] = []
         for price, members in priced:
             thresholds = _tier_starts(price)
-            bands: dict[int, list[Tokens]] = {}
-            for t in members:
-                band = sum(1 for start in thresholds if t.input > start)
-                bands.setdefault(band, []).append(t)
+            bands: dict[int, list[Tokens]] = {0: members}
+            if thresholds:
+                bands = {}
+                for t in members:
+                    band = sum(1 for start in thresholds if t.input > start)
+                    bands.setdefault(band, []).append(t)
             for banded in bands.values():
                 mean = _usage(Usage, banded)
                 out.append(price.calc_price(mean)["total_price"] * len(banded))

@@ -287,9 +287,10 @@ class ClaudeCodeAdapter(BaseAdapter):
         counted as a skip and nothing else is done. ``False``: feed it (a record that
         does not decode is left to the feed, which reports it).
         """
-        if not (self.meta_sent and self.version) or (
-            data.find(b'"assistant"', start, min(end, start + 800)) >= 0
-        ):
+        if not (self.meta_sent and self.version):
+            return False
+        hint = start + 800
+        if data.find(b'"assistant"', start, hint if hint < end else end) >= 0:
             return False
         try:
             kind = _decode_kind(view[start:end]).type or ""
