@@ -103,18 +103,21 @@ class Driver:
     def interpreter(self) -> str:
         """The Python that makes a PyPI harness's venv: :attr:`python` if set, else this one.
 
-        ``python3.X`` on PATH, else under pyenv's root (``$PYENV_ROOT``, ``~/.pyenv``).
+        ``python3.X`` on PATH, else under pyenv's root (``$PYENV_ROOT``, ``~/.pyenv``): the
+        first that runs and has ``venv``.
         """
         if not self.python or sys.version_info[:2] >= tuple(map(int, self.python.split("."))):
             return sys.executable
-        found = shutil.which(f"python{self.python}")
-        if found:
-            return found
         pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-        for candidate in sorted(pyenv.glob(f"{self.python}.*"), reverse=True):
-            exe = candidate / "bin" / f"python{self.python}"
-            if exe.exists():
-                return str(exe)
+        candidates = [shutil.which(f"python{self.python}")] + [
+            str(v / "bin" / f"python{self.python}")
+            for v in sorted(pyenv.glob(f"{self.python}.*"), reverse=True)
+        ]
+        for exe in candidates:
+            # pyenv's shim is on PATH for every version it knows, and fails (127) for one
+            # that is installed but not selected: a candidate counts once it runs.
+            if exe and os.path.exists(exe) and _runs(exe):
+                return exe
         raise RuntimeError(
             f"{self.package} needs Python {self.python}: none found on PATH or in pyenv"
         )
@@ -239,3 +242,14 @@ def driver(harness: str) -> Driver:
     if found is None:
         raise KeyError(f"no lab driver for {harness!r} (have: {', '.join(sorted(_registry()))})")
     return found()
+
+
+def _runs(exe: str) -> bool:
+    """Whether the Python at *exe* starts and can make a venv."""
+    try:
+        return (
+            subprocess.run([exe, "-c", "import venv"], capture_output=True, check=False).returncode
+            == 0
+        )
+    except OSError:
+        return False
