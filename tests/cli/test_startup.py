@@ -221,6 +221,9 @@ def test_sessions_starts_without_the_conversion_commands(tmp_path: Path) -> None
     assert layouts == {"agentminutes.harness.layout", "agentminutes.harness.claude_code.layout"}
     adapters = {m for m in modules if m.startswith("agentminutes.harness.") and ".adapter" in m}
     assert adapters == {"agentminutes.harness.claude_code.adapter"}
+    # --harness names one folder: the others' descriptions are not read (3 ms of a start)
+    folders = {m for m in modules if m.count(".") == 2 and m.startswith("agentminutes.harness.")}
+    assert {"agentminutes.harness.aider", "agentminutes.harness.codex"}.isdisjoint(folders)
 
 
 @pytest.mark.parametrize("args", [["stats", str(CC)], ["convert", "--format", "jsonl", str(CC)]])

@@ -147,3 +147,23 @@ def test_reading_the_registry_imports_no_adapter() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_one_harness_is_described_from_its_folder_as_the_table_describes_it() -> None:
+    # Before the table is loaded, a name is looked up in the one folder it names; the
+    # description is the object the whole table then holds.
+    probe = (
+        "import sys\n"
+        "from agentminutes.harness import registry\n"
+        "one = registry.described('claude-code')\n"
+        "folders = [m for m in sys.modules if m.startswith('agentminutes.harness.')]\n"
+        "before = sorted(m for m in folders if m.count('.') == 2)\n"
+        "assert registry.described('no-such-harness') is None\n"
+        "assert one is registry.described('claude-code') is registry._by_name['claude-code']\n"
+        "print(before)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert "agentminutes.harness.claude_code" in out
+    assert "agentminutes.harness.aider" not in out

@@ -313,10 +313,11 @@ def _known_harness(text: str, *, auto: str | None) -> str:
     """*text* if it names a harness; ``"auto"`` becomes *auto* (refused when ``None``)."""
     # Imported only when --harness is given: every command that takes it reads transcripts.
     from agentminutes.harness import harness_names
+    from agentminutes.harness.registry import described
 
+    if described(text) is not None:
+        return text  # a registered name, told without loading every harness's folder
     names = harness_names()
-    if text in names:
-        return text
     if text == "auto" and auto is not None:
         return auto
     choices = [*names, "auto"] if auto is not None else names

@@ -219,7 +219,9 @@ class Adapter(Protocol):
         ...
 
     def head_identity(self, line: bytes, lineno: int) -> HeadIdentity:
-        """What a record before the stream opens says, read cheaply (see :data:`HeadIdentity`)."""
+        """What a record before the stream opens says, read cheaply (see :data:`HeadIdentity`).
+
+        It changes no state: identity reads ask one adapter about many transcripts."""
         ...
 
     @property
@@ -448,7 +450,10 @@ class BaseAdapter:
         Identity reads (``sessions``) ask this before :meth:`feed`; this default
         always defers to :meth:`feed`. An adapter whose opening record can be
         told from its envelope alone overrides it, so that listing thousands
-        of transcripts does not build the events of their first turns.
+        of transcripts does not build the events of their first turns. It must
+        change no state of the adapter: identity reads ask one adapter of a class
+        about every transcript they list, and feed a fresh one from the first
+        record it leaves to :meth:`feed`.
         """
         return None
 

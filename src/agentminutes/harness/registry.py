@@ -69,6 +69,8 @@ FOLDERS: Final[tuple[str, ...]] = (
 _extra: list[str] = []
 _loaded: tuple[Harness, ...] | None = None
 _by_name: dict[str, Harness] = {}
+#: Descriptions read one folder at a time before the table is loaded (:func:`described`).
+_alone: dict[str, Harness] = {}
 _lock = threading.Lock()
 
 
@@ -104,8 +106,28 @@ def names() -> list[str]:
 def described(name: str) -> Harness | None:
     """The description of harness *name*, or ``None`` for a name not registered."""
     if _loaded is None:
+        one = _alone.get(name) or _folder_named(name)
+        if one is not None:
+            return one
         _load()
     return _by_name.get(name)
+
+
+def _folder_named(name: str) -> Harness | None:
+    """*name*'s description from the folder its name gives, before the table is loaded.
+
+    A command about one harness (``sessions --harness claude-code``) then imports
+    one folder, not every one (3 ms of a start). Only while no folder is
+    registered at run time, which could declare the same name again.
+    """
+    folder = "agentminutes.harness." + name.replace("-", "_")
+    if _extra or folder not in FOLDERS:
+        return None
+    found: Harness = importlib.import_module(folder).DESCRIPTION
+    if found.name != name:
+        return None
+    _alone[name] = found
+    return found
 
 
 def extend(folder: str) -> None:
@@ -119,6 +141,7 @@ def extend(folder: str) -> None:
         if folder not in _extra:
             _extra.append(folder)
         _loaded = None
+        _alone.clear()  # a folder registered now may declare a built-in name again
     _clear_views()
 
 

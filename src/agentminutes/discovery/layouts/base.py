@@ -61,6 +61,9 @@ _FIRST_READ_BYTES: Final = 8 * 1024
 
 # -- identity -----------------------------------------------------------------------------------
 
+#: The adapter each class's identity reads ask first (see :func:`read_identity`).
+_PROBES: dict[type[Adapter], Adapter] = {}
+
 
 def read_identity(harness: str, path: str) -> tuple[Meta, str]:
     """The ``session_meta`` of a transcript's head and its timestamp, read through the adapter.
@@ -78,25 +81,32 @@ def read_identity(harness: str, path: str) -> tuple[Meta, str]:
         ParseError: the head does not parse, or does not open with ``session_meta``.
         OSError: the file cannot be read.
     """
-    adapter = adapter_class(harness)(ParseOptions(check_verbatim=False))  # identity only
-    asking = True
+    cls = adapter_class(harness)
+    # Asked first: one adapter per class, never fed (head_identity changes no state), so
+    # a transcript told by its head costs no adapter of its own (a third of its read).
+    probe = _PROBES.get(cls)
+    if probe is None:
+        probe = _PROBES[cls] = cls(ParseOptions(check_verbatim=False))  # identity only
+    adapter: Adapter | None = None
     # The file descriptor itself, not a buffered file object: listing thousands
     # of transcripts pays for the object's set-up more than for the read.
     fd = os.open(path, os.O_RDONLY)  # not inherited by children (PEP 446)
     try:
         for item in _head_lines(fd):
-            if asking:
-                told = _head_identity(adapter, *item)
+            if adapter is None:
+                told = _head_identity(probe, *item)
                 if told == "passed":
                     continue
                 if told is not None:
                     return _identity(harness, told)
-                asking = False
+                adapter = cls(ParseOptions(check_verbatim=False))
             events = feed_lines(adapter, [item], checked=False)
             if events:
                 return _identity(harness, events[0])
     finally:
         os.close(fd)
+    if adapter is None:
+        adapter = cls(ParseOptions(check_verbatim=False))  # nothing fed: what it finishes with
     finish: Callable[[], Iterator[Event] | list[Event]] = getattr(adapter, "drain", adapter.finish)
     for ev in finish():
         return _identity(harness, ev)
