@@ -440,3 +440,24 @@ def test_a_read_that_writes_no_verbatim_json_takes_lines_as_they_are(
         assert got[0] == got[1], path
     assert any(taken)
     assert not all(taken)  # the odd lines took the full read
+
+
+@pytest.mark.parametrize("tail", [b"", b"\n", b"\n\n"], ids=["no newline", "newline", "blank"])
+def test_the_first_read_sees_every_line_across_its_buffer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bytes
+) -> None:
+    import agentminutes.pipeline.conversion as conversion
+
+    # A buffer smaller than most steps: lines cross reads, and one outgrows the buffer.
+    monkeypatch.setattr(conversion, "_FIRST_READ_BUFFER", 64)
+    data = FULL.read_bytes().rstrip(b"\n")
+    data = data.replace(b"\n", b"\n\n  \n", 1) + tail  # blank lines are passed over
+    path = tmp_path / "transcript_full.jsonl"
+    path.write_bytes(data)
+    with open(path, "rb", buffering=0) as f:
+        assert [bytes(v) for v in conversion._lines(f)] == data.split(b"\n")[
+            : data.count(b"\n") + (not tail)
+        ]
+    events, conv = events_from_path(path)
+    assert conv.options.presorted
+    assert events == events_of(path)  # as the whole-file read, which holds and sorts

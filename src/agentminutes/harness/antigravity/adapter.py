@@ -272,28 +272,33 @@ class AntigravityAdapter(BaseAdapter):
         return Confidence.POSSIBLE
 
     @classmethod
-    def is_presorted(cls, lines: Iterable[bytes], options: ParseOptions) -> bool:
+    def is_presorted(cls, lines: Iterable[bytes | memoryview], options: ParseOptions) -> bool:
         """True when *lines* already stand in the order the whole-file sort gives.
 
         Every non-blank line must decode with a ``step_index`` no smaller than
         the one before it (a stable sort then changes nothing). Anything
         unusual — a line that does not decode as a plain step, a step without
         an index, and in permissive mode any line the reference rejects (those
-        sort last) — answers ``False``, and the adapter holds and sorts.
+        sort last) — answers ``False``, and the adapter holds and sorts. A line
+        may be a view of the reader's buffer, read before the next is asked for.
         """
         last = -1
-        for line in lines:
-            if not line.strip():
-                continue
+        for view in lines:
             try:
                 if options.permissive:
+                    line = bytes(view)
+                    if not line.strip():
+                        continue
                     read = _read(line)
                     if read is None:
                         continue
                     step = read[0].step_index
                 else:
-                    step = _decode_head(line).step_index
+                    # Decoded as it is: only a line that fails is looked at for blankness.
+                    step = _decode_head(view).step_index
             except (msgspec.DecodeError, msgspec.ValidationError, _Bad):
+                if not options.permissive and not bytes(view).strip():
+                    continue
                 return False
             if step is None or step < last:
                 return False
