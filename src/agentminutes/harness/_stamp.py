@@ -11,6 +11,7 @@ its ``id``) makes one stamp for each.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
+from typing import Any
 
 from agentminutes.schema import (
     AssistantMessage,
@@ -41,8 +42,8 @@ class Stamp:
     #: The subagent the record is of ("" for the main agent).
     agent_id: str = ""
 
-    def event(self, kind: str) -> Event:
-        """An event of *kind* with this stamp and no payload yet."""
+    def event(self, kind: str, **payload: Any) -> Event:
+        """An event of *kind* with this stamp and *payload* (one keyword: the kind's field)."""
         return Event(
             kind=kind,
             timestamp=self.timestamp,
@@ -51,46 +52,35 @@ class Stamp:
             message_id=self.message_id,
             agent_id=self.agent_id,
             provenance=self.provenance,
+            **payload,
         )
+
+    # One method per kind, so that a caller's payload is type-checked against its kind.
 
     def session_meta(self, meta: Meta) -> Event:
         """A ``session_meta`` event."""
-        ev = self.event(EventKind.SESSION_META)
-        ev.session_meta = meta
-        return ev
+        return self.event(EventKind.SESSION_META, session_meta=meta)
 
     def user_message(self, message: UserMessage) -> Event:
         """A ``user_message`` event."""
-        ev = self.event(EventKind.USER_MESSAGE)
-        ev.user_message = message
-        return ev
+        return self.event(EventKind.USER_MESSAGE, user_message=message)
 
     def assistant_message(self, message: AssistantMessage) -> Event:
         """An ``assistant_message`` event."""
-        ev = self.event(EventKind.ASSISTANT_MESSAGE)
-        ev.assistant_message = message
-        return ev
+        return self.event(EventKind.ASSISTANT_MESSAGE, assistant_message=message)
 
     def thinking(self, thinking: Thinking) -> Event:
         """A ``thinking`` event."""
-        ev = self.event(EventKind.THINKING)
-        ev.thinking = thinking
-        return ev
+        return self.event(EventKind.THINKING, thinking=thinking)
 
     def tool_call(self, call: ToolCall) -> Event:
         """A ``tool_call`` event."""
-        ev = self.event(EventKind.TOOL_CALL)
-        ev.tool_call = call
-        return ev
+        return self.event(EventKind.TOOL_CALL, tool_call=call)
 
     def tool_result(self, result: ToolResult) -> Event:
         """A ``tool_result`` event."""
-        ev = self.event(EventKind.TOOL_RESULT)
-        ev.tool_result = result
-        return ev
+        return self.event(EventKind.TOOL_RESULT, tool_result=result)
 
     def system(self, system: SystemEvent) -> Event:
         """A ``system`` event."""
-        ev = self.event(EventKind.SYSTEM)
-        ev.system = system
-        return ev
+        return self.event(EventKind.SYSTEM, system=system)
