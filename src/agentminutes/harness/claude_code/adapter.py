@@ -15,6 +15,7 @@ from agentminutes.harness.base import (
     ParseOptions,
     SkipHook,
     first_line,
+    tool_call,
 )
 from agentminutes.harness.claude_code.content import (
     Blocks,
@@ -63,8 +64,6 @@ from agentminutes.schema import (
     SystemEvent,
     Thinking,
     TokenUsage,
-    ToolCall,
-    ToolKind,
     ToolResult,
     UserMessage,
 )
@@ -407,6 +406,29 @@ class ClaudeCodeAdapter(BaseAdapter):
             return self.release()
         return [self._close_fold()]
 
+    def _event(
+        self,
+        kind: str,
+        rec: _Record,
+        line: bytes,
+        lineno: int,
+        message_id: str = "",
+        **payload: Any,
+    ) -> Event:
+        """An event of *kind* from the record *rec* (line *lineno*): its time, ids and line.
+
+        Each event gets provenance of its own, as a record's several events always have.
+        """
+        return Event(
+            kind=kind,
+            timestamp=valid_timestamp(rec.timestamp),
+            id=rec.uuid or "",
+            parent_id=rec.parent_uuid or "",
+            message_id=message_id,
+            provenance=self.prov(line, lineno),
+            **payload,
+        )
+
     def _meta(self, rec: _Record, line: bytes, lineno: int) -> Event:
         return Event(
             kind=EventKind.SESSION_META,
@@ -483,12 +505,11 @@ class ClaudeCodeAdapter(BaseAdapter):
             return
         origin = Origin.HARNESS if rec.is_meta else Origin.HUMAN
         out.append(
-            Event(
-                kind=EventKind.USER_MESSAGE,
-                timestamp=valid_timestamp(rec.timestamp),
-                id=rec.uuid or "",
-                parent_id=rec.parent_uuid or "",
-                provenance=self.prov(line, lineno),
+            self._event(
+                EventKind.USER_MESSAGE,
+                rec,
+                line,
+                lineno,
                 user_message=UserMessage(origin=origin, content=content or None),
             )
         )
@@ -507,12 +528,11 @@ class ClaudeCodeAdapter(BaseAdapter):
             blocks.extend(_content_block(block, raw) for block, raw in inner)
         call_id = b.tool_use_id or ""
         enrichment = rec.tool_use_result
-        return Event(
-            kind=EventKind.TOOL_RESULT,
-            timestamp=valid_timestamp(rec.timestamp),
-            id=rec.uuid or "",
-            parent_id=rec.parent_uuid or "",
-            provenance=self.prov(line, lineno),
+        return self._event(
+            EventKind.TOOL_RESULT,
+            rec,
+            line,
+            lineno,
             tool_result=ToolResult(
                 tool_call_id=call_id,
                 tool_name=self.tool_names.get(call_id, ""),
@@ -535,12 +555,11 @@ class ClaudeCodeAdapter(BaseAdapter):
                 return
             text = blocks if isinstance(blocks, str) else _plain_text(blocks)
             out.append(
-                Event(
-                    kind=EventKind.SYSTEM,
-                    timestamp=valid_timestamp(rec.timestamp),
-                    id=rec.uuid or "",
-                    parent_id=rec.parent_uuid or "",
-                    provenance=self.prov(line, lineno),
+                self._event(
+                    EventKind.SYSTEM,
+                    rec,
+                    line,
+                    lineno,
                     system=SystemEvent(
                         subtype="api_error", level="error", text=text, details=Raw(line)
                     ),
@@ -574,12 +593,6 @@ class ClaudeCodeAdapter(BaseAdapter):
         if isinstance(blocks, str):
             fold.text.append(ContentBlock(kind="text", text=blocks))
             return
-        if self.lean:
-            ts = uuid = parent = ""  # no event but the fold's and unknowns is built
-        else:
-            ts = valid_timestamp(rec.timestamp)
-            uuid = rec.uuid or ""
-            parent = rec.parent_uuid or ""
         for b, raw in blocks:
             if b is None:
                 out.append(
@@ -595,49 +608,29 @@ class ClaudeCodeAdapter(BaseAdapter):
                 if not self.want_thinking:
                     continue
                 out.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=ts,
-                        id=uuid,
-                        parent_id=parent,
+                    self._event(
+                        EventKind.THINKING,
+                        rec,
+                        line,
+                        lineno,
                         message_id=message_id,
-                        provenance=self.prov(line, lineno),
                         thinking=Thinking(text=b.thinking or "", signature=b.signature or ""),
                     )
                 )
             elif btype == "tool_use":
                 if not self.want_tools:
                     continue
-                call_id = b.id or ""
-                name = b.name or ""
-                self.name_call(call_id, name)
-                out.append(
-                    Event(
-                        kind=EventKind.TOOL_CALL,
-                        timestamp=ts,
-                        id=uuid,
-                        parent_id=parent,
-                        message_id=message_id,
-                        provenance=self.prov(line, lineno),
-                        tool_call=ToolCall(
-                            tool_call_id=call_id,
-                            name=name,
-                            kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                            input=b.input,
-                        ),
-                    )
-                )
+                out.append(self._call(rec, b, line, lineno, message_id))
             elif btype == "fallback":
                 if not self.want_system:
                     continue
                 out.append(
-                    Event(
-                        kind=EventKind.SYSTEM,
-                        timestamp=ts,
-                        id=uuid,
-                        parent_id=parent,
+                    self._event(
+                        EventKind.SYSTEM,
+                        rec,
+                        line,
+                        lineno,
                         message_id=message_id,
-                        provenance=self.prov(line, lineno),
                         system=SystemEvent(subtype="assistant/fallback", details=raw),
                     )
                 )
@@ -648,6 +641,20 @@ class ClaudeCodeAdapter(BaseAdapter):
                     )
                 )
                 return
+
+    def _call(self, rec: _Record, b: _Block, line: bytes, lineno: int, message_id: str) -> Event:
+        """The ``tool_call`` of the ``tool_use`` block *b*, its tool's name remembered for its result."""
+        call_id = b.id or ""
+        name = b.name or ""
+        self.name_call(call_id, name)
+        return self._event(
+            EventKind.TOOL_CALL,
+            rec,
+            line,
+            lineno,
+            message_id=message_id,
+            tool_call=tool_call(call_id, name, b.input, TOOL_KINDS),
+        )
 
     def _recopied(
         self,
@@ -673,47 +680,23 @@ class ClaudeCodeAdapter(BaseAdapter):
             if call_id in self.tool_names:
                 self.recopied_calls.add(call_id)
                 continue
-            name = b.name or ""
-            self.name_call(call_id, name)
-            out.append(
-                Event(
-                    kind=EventKind.TOOL_CALL,
-                    timestamp=valid_timestamp(rec.timestamp),
-                    id=rec.uuid or "",
-                    parent_id=rec.parent_uuid or "",
-                    message_id=message_id,
-                    provenance=self.prov(line, lineno),
-                    tool_call=ToolCall(
-                        tool_call_id=call_id,
-                        name=name,
-                        kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                        input=b.input,
-                    ),
-                )
-            )
+            out.append(self._call(rec, b, line, lineno, message_id))
         if len(out) == emitted:
             self.skip("assistant/duplicate", lineno)
 
     def _loose_tool(self, rec: _Record, line: bytes, lineno: int) -> Event:
         """An early top-level ``tool_use`` / ``tool_result`` record."""
         name = rec.name or ""
-        ts = valid_timestamp(rec.timestamp)
         if rec.type == "tool_use":
             call_id = rec.id or rec.uuid or f"line-{lineno}"
             self.name_call(call_id, name)
             self.pending_loose.setdefault(name, []).append(call_id)
-            return Event(
-                kind=EventKind.TOOL_CALL,
-                timestamp=ts,
-                id=rec.uuid or "",
-                parent_id=rec.parent_uuid or "",
-                provenance=self.prov(line, lineno),
-                tool_call=ToolCall(
-                    tool_call_id=call_id,
-                    name=name,
-                    kind=TOOL_KINDS.get(name, ToolKind.OTHER),
-                    input=rec.input,
-                ),
+            return self._event(
+                EventKind.TOOL_CALL,
+                rec,
+                line,
+                lineno,
+                tool_call=tool_call(call_id, name, rec.input, TOOL_KINDS),
             )
         call_id = rec.tool_use_id or ""
         if not call_id:
@@ -727,12 +710,11 @@ class ClaudeCodeAdapter(BaseAdapter):
             except (msgspec.DecodeError, msgspec.ValidationError):
                 content = [ContentBlock(kind="other", raw=rec.output)]
         self.answered.add(call_id)
-        return Event(
-            kind=EventKind.TOOL_RESULT,
-            timestamp=ts,
-            id=rec.uuid or "",
-            parent_id=rec.parent_uuid or "",
-            provenance=self.prov(line, lineno),
+        return self._event(
+            EventKind.TOOL_RESULT,
+            rec,
+            line,
+            lineno,
             tool_result=ToolResult(
                 tool_call_id=call_id,
                 tool_name=self.tool_names.get(call_id, name),
@@ -768,12 +750,11 @@ class ClaudeCodeAdapter(BaseAdapter):
                 text = _decode_str(rec.content)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 text = ""
-        return Event(
-            kind=EventKind.SYSTEM,
-            timestamp=valid_timestamp(rec.timestamp),
-            id=rec.uuid or "",
-            parent_id=rec.parent_uuid or "",
-            provenance=self.prov(line, lineno),
+        return self._event(
+            EventKind.SYSTEM,
+            rec,
+            line,
+            lineno,
             system=SystemEvent(
                 subtype=rec.subtype or "", level=rec.level or "", text=text, details=Raw(line)
             ),
@@ -791,12 +772,11 @@ class ClaudeCodeAdapter(BaseAdapter):
         if not self.want_system:
             return None
         text = self._attachment_text(rec, att) if self.options.system_text else ""
-        return Event(
-            kind=EventKind.SYSTEM,
-            timestamp=valid_timestamp(rec.timestamp),
-            id=rec.uuid or "",
-            parent_id=rec.parent_uuid or "",
-            provenance=self.prov(line, lineno),
+        return self._event(
+            EventKind.SYSTEM,
+            rec,
+            line,
+            lineno,
             system=SystemEvent(
                 subtype=f"attachment/{att.type or ''}", text=text, details=Raw(line)
             ),
