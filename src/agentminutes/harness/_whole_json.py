@@ -23,13 +23,13 @@ from msgspec import Raw
 from agentminutes.harness.base import BaseAdapter, ParseOptions, SkipHook
 from agentminutes.schema import Event, Provenance
 
-__all__ = ("DocumentBuilder", "JsonDocument", "WholeJsonAdapter", "ms_time")
+__all__ = ("DocumentBuilder", "JsonDocument", "WholeJsonAdapter", "element_spans", "ms_time")
 
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 _Decoded = TypeVar("_Decoded")
 
 #: A JSON string (a key when a colon follows) or a bracket: enough to find element bounds.
-_TOKEN: Final = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:?|[\[\]{}]', re.DOTALL)
+_TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(?:\s*:)?|[\[\]{}]', re.DOTALL)
 
 
 class JsonDocument:
@@ -98,33 +98,7 @@ class JsonDocument:
         the caller checks the count against the decoded array and falls back
         to the whole document's lines where they differ.
         """
-        want = b'"' + key + b'"'
-        depth = 0
-        inside = -1  # the depth of the target array's elements, once entered
-        last_key = b""
-        start = 0
-        spans: list[tuple[int, int]] = []
-        for m in _TOKEN.finditer(self.buf):
-            tok = m.group()
-            if tok[0] == 0x22:
-                if depth == 1 and tok.endswith(b":"):
-                    last_key = tok[:-1].rstrip()
-                continue
-            if tok in (b"[", b"{"):
-                if inside < 0:
-                    if tok == b"[" and depth == 1 and last_key == want:
-                        inside = depth + 1
-                elif depth == inside:
-                    start = m.start()
-                depth += 1
-            else:
-                depth -= 1
-                if inside >= 0:
-                    if depth == inside:
-                        spans.append((start, m.end()))
-                    elif depth < inside:
-                        break
-        return spans
+        return element_spans(self.buf, key)
 
 
 class DocumentBuilder:
@@ -196,6 +170,45 @@ class WholeJsonAdapter(BaseAdapter, Generic[_Decoded]):
     def build(self, doc: JsonDocument, decoded: _Decoded) -> list[Event]:
         """The events of the decoded document *decoded*, read from *doc*."""
         raise NotImplementedError
+
+
+def element_spans(buf: bytes, key: bytes | None) -> list[tuple[int, int]]:
+    """Byte spans of the object and array elements of one array of the JSON text *buf*, in order.
+
+    The array is the value of the top-level key *key*, or with ``None`` the
+    document itself; a structural scan of strings and brackets finds them
+    without decoding (strings are skipped whole, so a bracket in one is no bound).
+    """
+    want = None if key is None else b'"' + key + b'"'
+    depth = 0
+    inside = -1  # the depth of the target array's elements, once entered
+    last_key = b""
+    start = 0
+    spans: list[tuple[int, int]] = []
+    for m in _TOKEN.finditer(buf):
+        tok = m.group()
+        c = tok[0]
+        if c == 0x22:  # a string: remember the keys of the top-level object
+            if depth == 1 and tok.endswith(b":"):
+                last_key = tok[:-1].rstrip()
+            continue
+        if c in (0x5B, 0x7B):  # [ {
+            if inside < 0:
+                if c == 0x5B and (
+                    (want is None and depth == 0) or (depth == 1 and last_key == want)
+                ):
+                    inside = depth + 1
+            elif depth == inside:
+                start = m.start()
+            depth += 1
+        else:
+            depth -= 1
+            if inside >= 0:
+                if depth == inside:
+                    spans.append((start, m.end()))
+                elif depth < inside:
+                    break
+    return spans
 
 
 def ms_time(ms: int | float | None) -> str:

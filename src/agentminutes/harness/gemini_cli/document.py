@@ -11,6 +11,7 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._gemini_wire import decode_content
+from agentminutes.harness._whole_json import element_spans
 from agentminutes.harness.base import Confidence
 from agentminutes.harness.gemini_cli.common import _Rejected, _Src
 from agentminutes.harness.gemini_cli.messages import MessagesMixin
@@ -29,7 +30,6 @@ from agentminutes.timestamps import valid_timestamp
 
 _T = TypeVar("_T")
 
-_SPAN_TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(?:\s*:)?|[\[\]{}]', re.DOTALL)
 _BYTE_POS: Final = re.compile(r"byte (\d+)")
 
 
@@ -219,44 +219,10 @@ class _Document:
 
     def spans(self, key: bytes | None, count: int) -> list[tuple[int, int] | None]:
         """Byte spans of the elements of the array at top-level *key* (``None``: the document)."""
-        found = _element_spans(self.buf, key)
+        found = element_spans(self.buf, key)
         if len(found) != count:
             return [None] * count
         return list(found)
-
-
-def _element_spans(buf: bytes, key: bytes | None) -> list[tuple[int, int]]:
-    """Spans of the object elements of one array, found by a structural scan of *buf*."""
-    depth = 0
-    target = -1
-    last_key = b""
-    start = 0
-    spans: list[tuple[int, int]] = []
-    want = None if key is None else b'"' + key + b'"'
-    for m in _SPAN_TOKEN.finditer(buf):
-        tok = m.group()
-        c = tok[0]
-        if c == 0x22:  # a string: remember keys of the top-level object
-            if depth == 1 and tok.endswith(b":"):
-                last_key = tok[:-1].rstrip()
-            continue
-        if c in (0x5B, 0x7B):  # [ {
-            if target < 0:
-                if c == 0x5B and (
-                    (want is None and depth == 0) or (depth == 1 and last_key == want)
-                ):
-                    target = depth + 1
-            elif depth == target:
-                start = m.start()
-            depth += 1
-        else:
-            depth -= 1
-            if target >= 0:
-                if depth == target:
-                    spans.append((start, m.end()))
-                elif depth < target:
-                    break
-    return spans
 
 
 def _sniff_document(head: bytes) -> Confidence:
