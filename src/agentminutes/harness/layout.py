@@ -428,16 +428,20 @@ class Locator:
                 yield self._error(folder, exc)
 
     def _project_entries(
-        self, root: str, ctx: ScanContext
-    ) -> Iterator[tuple[str, os.DirEntry[str]] | ScanError]:
-        """Each entry of each project folder under *root* (see :meth:`_projects`), with its path."""
+        self,
+        root: str,
+        ctx: ScanContext,
+        visit: Callable[[str, os.DirEntry[str], ScanContext], Iterator[Item]],
+    ) -> Iterator[Item]:
+        """What *visit* finds in each entry (its path, the entry) of each project folder under
+        *root* (see :meth:`_projects`); a folder that cannot be listed is its error."""
         for project in self._projects(root, ctx):
             if isinstance(project, ScanError):
                 yield project
                 continue
             folder, entries = project
             for e in entries:
-                yield join(folder, e.name), e
+                yield from visit(join(folder, e.name), e, ctx)
 
     def _ref(self, path: str, ctx: ScanContext) -> Iterator[Item]:
         try:

@@ -6,7 +6,6 @@ import os
 import re
 from collections.abc import Iterator
 
-from agentminutes.errors import ScanError
 from agentminutes.harness.layout import (
     Gathered,
     Item,
@@ -34,15 +33,13 @@ class GeminiCliLocator(Locator):
     join = "layout"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        for found in self._project_entries(root, ctx):
-            if isinstance(found, ScanError):
-                yield found
-                continue
-            path, e = found
-            if e.name == "chats" and is_dir_entry(e):
-                yield from self._chats(path, ctx)
-            else:
-                ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
+        return self._project_entries(root, ctx, self._project_entry)
+
+    def _project_entry(self, path: str, e: os.DirEntry[str], ctx: ScanContext) -> Iterator[Item]:
+        if e.name == "chats" and is_dir_entry(e):
+            yield from self._chats(path, ctx)
+        else:
+            ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
 
     def _chats(self, folder: str, ctx: ScanContext) -> Iterator[Item]:
         entries = yield from self._listing(folder)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
-from agentminutes.errors import ScanError
 from agentminutes.harness.layout import Item, Locator, ScanContext, is_dir_entry
 
 
@@ -15,12 +15,10 @@ class PiLocator(Locator):
     join = "inline"
 
     def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        for found in self._project_entries(root, ctx):
-            if isinstance(found, ScanError):
-                yield found
-                continue
-            path, e = found
-            if not is_dir_entry(e) and e.name.endswith(".jsonl"):
-                yield from self._ref(path, ctx)
-            else:
-                ctx.skip_tree(path, is_dir_entry(e), "not a session transcript")
+        return self._project_entries(root, ctx, self._project_entry)
+
+    def _project_entry(self, path: str, e: os.DirEntry[str], ctx: ScanContext) -> Iterator[Item]:
+        if not is_dir_entry(e) and e.name.endswith(".jsonl"):
+            yield from self._ref(path, ctx)
+        else:
+            ctx.skip_tree(path, is_dir_entry(e), "not a session transcript")
