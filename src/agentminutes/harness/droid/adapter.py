@@ -41,6 +41,7 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._anthropic_wire import Block
+from agentminutes.harness._content import Malformed, decoded, text_or_items
 from agentminutes.harness._entries import Entry, EntryAdapter
 from agentminutes.harness.base import Confidence, first_line, tool_call
 from agentminutes.schema import (
@@ -110,10 +111,6 @@ TOOL_KINDS: Final[dict[str, str]] = {
 }
 
 
-class _Malformed(Exception):
-    """A record whose content does not have the recorded shape."""
-
-
 class DroidAdapter(EntryAdapter):
     """Parses Factory Droid session files (format version 2)."""
 
@@ -158,7 +155,7 @@ class DroidAdapter(EntryAdapter):
                         SystemEvent(subtype=kind, text=text, details=Raw(line))
                     )
                 )
-        except _Malformed as exc:
+        except Malformed as exc:
             out.append(self.unknown_or_fail(kind, line, lineno, str(exc)))
         return out
 
@@ -178,12 +175,12 @@ class DroidAdapter(EntryAdapter):
 
     def _message(self, rec: _Record, line: bytes, lineno: int, out: list[Event]) -> None:
         if not rec.message:
-            raise _Malformed("message record has no message")
+            raise Malformed("message record has no message")
         try:
             msg = _decode_message(rec.message)
             blocks = _decode_content(msg.content) if msg.content else None
         except _DECODE_ERRORS as exc:
-            raise _Malformed(f"malformed message: {exc}") from None
+            raise Malformed(f"malformed message: {exc}") from None
         if isinstance(blocks, str):
             blocks = [Raw(msgspec.json.encode({"type": "text", "text": blocks}))]
         role = msg.role or ""
@@ -193,7 +190,7 @@ class DroidAdapter(EntryAdapter):
             self._assistant(rec, msg, blocks or [], line, lineno, out)
         else:
             reason = f'unrecognized message role "{role}"' if role else "message has no role"
-            raise _Malformed(self.drift(reason))
+            raise Malformed(self.drift(reason))
 
     def _user(
         self, rec: _Record, blocks: list[Raw], line: bytes, lineno: int, out: list[Event]
@@ -263,7 +260,7 @@ class DroidAdapter(EntryAdapter):
                     )
                 )
             else:
-                raise _Malformed(
+                raise Malformed(
                     self.drift(f'unrecognized assistant content block "{b.type or ""}"')
                 )
         out.append(
@@ -278,31 +275,18 @@ class DroidAdapter(EntryAdapter):
 
 
 def _block(raw: Raw) -> Block:
-    try:
-        return _decode_block(raw)
-    except _DECODE_ERRORS as exc:
-        raise _Malformed(f"malformed content block: {exc}") from None
+    return decoded(_decode_block, raw, "content block")
 
 
 def _result_blocks(content: Raw) -> list[ContentBlock]:
     """A tool result's content (a string, or text and image blocks) as content blocks."""
-    if not content:
-        return []
-    try:
-        value = _decode_content(content)
-    except _DECODE_ERRORS as exc:
-        raise _Malformed(f"malformed tool result: {exc}") from None
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [ContentBlock(kind="text", text=value)]
-    out = []
-    for raw in value:
-        b = _block(raw)
-        if b.type == "text":
-            out.append(ContentBlock(kind="text", text=b.text or ""))
-        elif b.type == "image":
-            out.append(ContentBlock(kind="image", raw=raw))
-        else:
-            out.append(ContentBlock(kind="other", raw=raw))
-    return out
+    return text_or_items(content, _decode_content, _result_block, "tool result")
+
+
+def _result_block(raw: Raw) -> ContentBlock:
+    b = _block(raw)
+    if b.type == "text":
+        return ContentBlock(kind="text", text=b.text or "")
+    if b.type == "image":
+        return ContentBlock(kind="image", raw=raw)
+    return ContentBlock(kind="other", raw=raw)

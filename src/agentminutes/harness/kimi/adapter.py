@@ -50,6 +50,7 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._content import Malformed, decoded, text_or_items
 from agentminutes.harness._export import epoch_rfc3339
 from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import (
@@ -221,10 +222,6 @@ TOOL_KINDS: Final[dict[str, str]] = {
 _USAGE_KEYS: Final = ("input_other", "output", "input_cache_read", "input_cache_creation")
 
 
-class _Malformed(Exception):
-    """A wire message whose payload does not have the recorded shape."""
-
-
 @dataclass
 class _Step:
     """One model request of one agent, held until its ``StatusUpdate``."""
@@ -295,7 +292,7 @@ class KimiAdapter(BaseAdapter):
         timestamp = epoch_rfc3339(rec.timestamp)
         try:
             self._message(rec.message, "", timestamp, line, lineno, out)
-        except _Malformed as exc:
+        except Malformed as exc:
             out.append(self.unknown_or_fail("", line, lineno, str(exc)))
         return out
 
@@ -336,11 +333,11 @@ class KimiAdapter(BaseAdapter):
             env = _decode_envelope(message)
             payload = _decode_payload(env.payload) if env.payload else _Payload()
         except _DECODE_ERRORS as exc:
-            raise _Malformed(f"malformed wire message: {exc}") from None
+            raise Malformed(f"malformed wire message: {exc}") from None
         kind = env.type or ""
         if kind not in MESSAGE_TYPES:
             what = f'unrecognized wire message "{kind}"' if kind else "wire message has no type"
-            raise _Malformed(self._drift(what))
+            raise Malformed(self._drift(what))
         if kind in _SKIPPED:
             self.skip(f"SubagentEvent/{kind}" if agent else kind, lineno)
             if kind in ("StepBegin", "TurnEnd"):
@@ -358,7 +355,7 @@ class KimiAdapter(BaseAdapter):
         elif kind == "ToolCall":
             self._tool_call(payload, agent, timestamp, line, lineno)
         elif kind == "ToolCallPart":
-            raise _Malformed("a tool-call fragment outside a tool call (the log merges them)")
+            raise Malformed("a tool-call fragment outside a tool call (the log merges them)")
         elif kind == "ToolResult":
             self._tool_result(payload, agent, timestamp, line, lineno, out)
         elif kind == "StatusUpdate":
@@ -400,7 +397,7 @@ class KimiAdapter(BaseAdapter):
         elif part in ("image_url", "audio_url", "video_url"):
             step.text.append(ContentBlock(kind=part.split("_", 1)[0], raw=raw))
         else:
-            raise _Malformed(self._drift(f'unrecognized content part "{part}"'))
+            raise Malformed(self._drift(f'unrecognized content part "{part}"'))
 
     def _tool_call(
         self, payload: _Payload, agent: str, timestamp: str, line: bytes, lineno: int
@@ -429,7 +426,7 @@ class KimiAdapter(BaseAdapter):
         try:
             value = _decode_return(payload.return_value) if payload.return_value else _ReturnValue()
         except _DECODE_ERRORS as exc:
-            raise _Malformed(f"malformed tool result: {exc}") from None
+            raise Malformed(f"malformed tool result: {exc}") from None
         blocks: list[ContentBlock] = []
         if value.message:
             blocks.append(ContentBlock(kind="text", text=value.message))
@@ -507,7 +504,7 @@ class KimiAdapter(BaseAdapter):
         self, payload: _Payload, timestamp: str, line: bytes, lineno: int, out: list[Event]
     ) -> None:
         if not payload.event:
-            raise _Malformed("SubagentEvent has no event")
+            raise Malformed("SubagentEvent has no event")
         agent = payload.agent_id or payload.parent_tool_call_id or "subagent"
         self._message(payload.event, agent, timestamp, line, lineno, out)
 
@@ -578,29 +575,16 @@ def _arguments(arguments: str | None) -> Raw:
 
 def _parts(raw: Raw) -> list[ContentBlock]:
     """User input or tool output (a string, or content parts) as content blocks."""
-    if not raw:
-        return []
-    try:
-        value = _decode_parts(raw)
-    except _DECODE_ERRORS as exc:
-        raise _Malformed(f"malformed content: {exc}") from None
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [ContentBlock(kind="text", text=value)] if value else []
-    out = []
-    for item in value:
-        try:
-            part = _decode_part(item)
-        except _DECODE_ERRORS as exc:
-            raise _Malformed(f"malformed content part: {exc}") from None
-        if part.type == "text":
-            out.append(ContentBlock(kind="text", text=part.text or ""))
-        elif part.type in ("image_url", "audio_url", "video_url"):
-            out.append(ContentBlock(kind=(part.type or "").split("_", 1)[0], raw=item))
-        else:
-            out.append(ContentBlock(kind="other", raw=item))
-    return out
+    return text_or_items(raw, _decode_parts, _part, "content", empty_text=False)
+
+
+def _part(raw: Raw) -> ContentBlock:
+    part = decoded(_decode_part, raw, "content part")
+    if part.type == "text":
+        return ContentBlock(kind="text", text=part.text or "")
+    if part.type in ("image_url", "audio_url", "video_url"):
+        return ContentBlock(kind=(part.type or "").split("_", 1)[0], raw=raw)
+    return ContentBlock(kind="other", raw=raw)
 
 
 def _usage(fields: dict[str, int | float | None] | None) -> TokenUsage | None:

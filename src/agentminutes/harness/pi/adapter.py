@@ -49,6 +49,7 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._content import Malformed, decoded, text_or_items
 from agentminutes.harness._entries import Entry, EntryAdapter
 from agentminutes.harness.base import Confidence, first_line, tool_call
 from agentminutes.schema import (
@@ -271,7 +272,7 @@ class PiAdapter(EntryAdapter):
             else:
                 reason = f'unrecognized message role "{role}"' if role else "message has no role"
                 out.append(self.unknown_or_fail("message", line, lineno, self.drift(reason)))
-        except _Malformed as exc:
+        except Malformed as exc:
             out.append(self.unknown_or_fail("message", line, lineno, str(exc)))
 
     def _user(self, rec: _Entry, msg: _Message, line: bytes, lineno: int) -> Event:
@@ -282,7 +283,7 @@ class PiAdapter(EntryAdapter):
     def _injected(self, rec: _Entry, content: Raw, line: bytes, lineno: int) -> Event:
         try:
             blocks = _blocks(content)
-        except _Malformed as exc:
+        except Malformed as exc:
             return self.unknown_or_fail(rec.type or "", line, lineno, str(exc))
         return self.stamp(rec, line, lineno).user_message(
             UserMessage(origin=Origin.HARNESS, content=blocks or None)
@@ -320,11 +321,11 @@ class PiAdapter(EntryAdapter):
         try:
             raw_blocks = _decode_content(msg.content) if msg.content else None
         except _DECODE_ERRORS as exc:
-            raise _Malformed(f"malformed assistant content: {exc}") from None
+            raise Malformed(f"malformed assistant content: {exc}") from None
         try:
             usage = _usage(msg.usage) if msg.usage else None
         except _DECODE_ERRORS as exc:
-            raise _Malformed(f"malformed usage: {exc}") from None
+            raise Malformed(f"malformed usage: {exc}") from None
         message_id = rec.id or ""
         events: list[Event] = []
         text: list[ContentBlock] = []
@@ -334,7 +335,7 @@ class PiAdapter(EntryAdapter):
             try:
                 b = _decode_block(raw)
             except _DECODE_ERRORS as exc:
-                raise _Malformed(f"malformed assistant content: {exc}") from None
+                raise Malformed(f"malformed assistant content: {exc}") from None
             if b.type == "text":
                 text.append(ContentBlock(kind="text", text=b.text or ""))
             elif b.type == "thinking":
@@ -355,7 +356,7 @@ class PiAdapter(EntryAdapter):
             elif b.type == "image":
                 text.append(ContentBlock(kind="image", mime_type=b.mime_type or "", raw=raw))
             else:
-                raise _Malformed(
+                raise Malformed(
                     self.drift(f'unrecognized assistant content block "{b.type or ""}"')
                 )
         out.extend(events)
@@ -379,35 +380,18 @@ class PiAdapter(EntryAdapter):
             )
 
 
-class _Malformed(Exception):
-    """A message whose content does not have the recorded shape."""
-
-
 def _blocks(content: Raw) -> list[ContentBlock]:
     """User-role content (a string, or text and image blocks) as content blocks."""
-    if not content:
-        return []
-    try:
-        value = _decode_content(content)
-    except _DECODE_ERRORS as exc:
-        raise _Malformed(f"malformed content: {exc}") from None
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [ContentBlock(kind="text", text=value)]
-    out = []
-    for raw in value:
-        try:
-            b = _decode_block(raw)
-        except _DECODE_ERRORS as exc:
-            raise _Malformed(f"malformed content block: {exc}") from None
-        if b.type == "text":
-            out.append(ContentBlock(kind="text", text=b.text or ""))
-        elif b.type == "image":
-            out.append(ContentBlock(kind="image", mime_type=b.mime_type or "", raw=raw))
-        else:
-            out.append(ContentBlock(kind="other", raw=raw))
-    return out
+    return text_or_items(content, _decode_content, _block, "content")
+
+
+def _block(raw: Raw) -> ContentBlock:
+    b = decoded(_decode_block, raw, "content block")
+    if b.type == "text":
+        return ContentBlock(kind="text", text=b.text or "")
+    if b.type == "image":
+        return ContentBlock(kind="image", mime_type=b.mime_type or "", raw=raw)
+    return ContentBlock(kind="other", raw=raw)
 
 
 def _usage(raw: Raw) -> TokenUsage | None:
