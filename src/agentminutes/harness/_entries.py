@@ -11,7 +11,7 @@ an unknown record that says when the file's format is newer than the adapter's.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final, Generic, TypeVar
 
 import msgspec
 
@@ -21,6 +21,8 @@ from agentminutes.schema import Event
 from agentminutes.timestamps import valid_timestamp
 
 __all__ = ("Entry", "EntryAdapter")
+
+_DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
 
 class Entry(msgspec.Struct, rename="camel"):
@@ -38,11 +40,52 @@ class Entry(msgspec.Struct, rename="camel"):
     cwd: str | None = None
 
 
-class EntryAdapter(BaseAdapter):
-    """Shared reading of a header-then-entries session file (see the module docstring)."""
+_E = TypeVar("_E", bound=Entry)
+
+
+class EntryAdapter(BaseAdapter, Generic[_E]):
+    """Shared reading of a header-then-entries session file (see the module docstring).
+
+    :meth:`feed` decodes a record, tells an unknown type (its reason saying
+    when the format is newer), opens the stream and hands the record to
+    :meth:`header` or :meth:`entry`, which the format writes.
+    """
 
     #: The newest file format (the header's number) this adapter knows.
     newest_format: ClassVar[int] = 0
+    #: The header record's type.
+    header_type: ClassVar[str] = ""
+    #: Every record type of the format, the header's included.
+    record_types: ClassVar[frozenset[str]] = frozenset()
+
+    def feed(self, line: bytes, lineno: int) -> list[Event]:
+        try:
+            rec = self.decode_record(line)
+        except _DECODE_ERRORS as exc:
+            return [self.undecodable(exc, line, lineno)]
+        kind = rec.type or ""
+        if kind not in self.record_types:
+            reason = f'unrecognized record type "{kind}"' if kind else "record has no type"
+            return [self.unknown_or_fail(kind, line, lineno, self.drift(reason))]
+        out: list[Event] = []
+        if kind == self.header_type:
+            self.header(rec, line, lineno, out)
+        else:
+            self.open_once(rec, line, lineno, out, header=False)
+            self.entry(rec, kind, line, lineno, out)
+        return out
+
+    def decode_record(self, line: bytes) -> _E:
+        """*line* decoded as the format's record (a msgspec decode or validation error if not)."""
+        raise NotImplementedError
+
+    def header(self, rec: _E, line: bytes, lineno: int, out: list[Event]) -> None:
+        """The header record *rec* (line *lineno*): its events appended to *out*."""
+        raise NotImplementedError
+
+    def entry(self, rec: _E, kind: str, line: bytes, lineno: int, out: list[Event]) -> None:
+        """The entry *rec* of type *kind*, the stream open: its events appended to *out*."""
+        raise NotImplementedError
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
         super().__init__(options, on_skip=on_skip)

@@ -111,12 +111,14 @@ TOOL_KINDS: Final[dict[str, str]] = {
 }
 
 
-class DroidAdapter(EntryAdapter):
+class DroidAdapter(EntryAdapter[_Record]):
     """Parses Factory Droid session files (format version 2)."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.225.2"
     newest_format: ClassVar[int] = FORMAT_VERSION
+    header_type: ClassVar[str] = "session_start"
+    record_types: ClassVar[frozenset[str]] = RECORD_TYPES
 
     @classmethod
     def sniff(cls, head: bytes) -> Confidence:
@@ -131,20 +133,10 @@ class DroidAdapter(EntryAdapter):
             return Confidence.POSSIBLE
         return Confidence.NO_MATCH
 
-    def feed(self, line: bytes, lineno: int) -> list[Event]:
-        try:
-            rec = _decode_record(line)
-        except _DECODE_ERRORS as exc:
-            return [self.undecodable(exc, line, lineno)]
-        kind = rec.type or ""
-        if kind not in RECORD_TYPES:
-            reason = f'unrecognized record type "{kind}"' if kind else "record has no type"
-            return [self.unknown_or_fail(kind, line, lineno, self.drift(reason))]
-        out: list[Event] = []
-        if kind == "session_start":
-            self._start(rec, line, lineno, out)
-            return out
-        self.open_once(rec, line, lineno, out, header=False)
+    def decode_record(self, line: bytes) -> _Record:
+        return _decode_record(line)
+
+    def entry(self, rec: _Record, kind: str, line: bytes, lineno: int, out: list[Event]) -> None:
         try:
             if kind == "message":
                 self._message(rec, line, lineno, out)
@@ -157,9 +149,8 @@ class DroidAdapter(EntryAdapter):
                 )
         except Malformed as exc:
             out.append(self.unknown_or_fail(kind, line, lineno, str(exc)))
-        return out
 
-    def _start(self, rec: _Record, line: bytes, lineno: int, out: list[Event]) -> None:
+    def header(self, rec: _Record, line: bytes, lineno: int, out: list[Event]) -> None:
         self.read_format(rec.version)
         self.open_once(rec, line, lineno, out, header=True)
         out.append(

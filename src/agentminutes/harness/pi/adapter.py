@@ -161,12 +161,14 @@ _INJECTED_ROLES: Final = frozenset({"custom", "hookMessage", "branchSummary", "c
 _USAGE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
 
 
-class PiAdapter(EntryAdapter):
+class PiAdapter(EntryAdapter[_Entry]):
     """Parses pi coding-agent session files (format v1 to v3; v1 headers number none)."""
 
     name: ClassVar[str] = HARNESS
     last_checked: ClassVar[str] = "0.73.1"
     newest_format: ClassVar[int] = FORMAT_VERSION
+    header_type: ClassVar[str] = "session"
+    record_types: ClassVar[frozenset[str]] = ENTRY_TYPES
 
     # -- detection ---------------------------------------------------------
 
@@ -186,29 +188,18 @@ class PiAdapter(EntryAdapter):
 
     # -- parsing -----------------------------------------------------------
 
-    def feed(self, line: bytes, lineno: int) -> list[Event]:
-        try:
-            rec = _decode_entry(line)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            return [self.undecodable(exc, line, lineno)]
-        kind = rec.type or ""
-        if kind not in ENTRY_TYPES:
-            reason = f'unrecognized record type "{kind}"' if kind else "record has no type"
-            return [self.unknown_or_fail(kind, line, lineno, self.drift(reason))]
-        out: list[Event] = []
-        if kind == "session":
-            self._header(rec, line, lineno, out)
-            return out
-        self.open_once(rec, line, lineno, out, header=False)
+    def decode_record(self, line: bytes) -> _Entry:
+        return _decode_entry(line)
+
+    def entry(self, rec: _Entry, kind: str, line: bytes, lineno: int, out: list[Event]) -> None:
         if kind == "message":
             self._message(rec, line, lineno, out)
         elif kind == "custom_message":
             out.append(self._injected(rec, rec.content, line, lineno))
         else:
             out.append(self._lifecycle(rec, kind, line, lineno))
-        return out
 
-    def _header(self, rec: _Entry, line: bytes, lineno: int, out: list[Event]) -> None:
+    def header(self, rec: _Entry, line: bytes, lineno: int, out: list[Event]) -> None:
         self.read_format(rec.version)
         if rec.version is None:
             self.format_version = self.format_version or 1
