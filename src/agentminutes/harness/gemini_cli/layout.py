@@ -6,10 +6,10 @@ import os
 import re
 from collections.abc import Iterator
 
+from agentminutes.harness._chats_layout import ChatsLocator
 from agentminutes.harness.layout import (
     Gathered,
     Item,
-    Locator,
     Root,
     ScanContext,
     SessionRef,
@@ -20,7 +20,7 @@ from agentminutes.harness.layout import (
 )
 
 
-class GeminiCliLocator(Locator):
+class GeminiCliLocator(ChatsLocator):
     """``<root>/<project>/chats/session-<time>-<id>.json[l]``; subagents in ``chats/<parent id>/``.
 
     ``<project>`` is a hash (older releases) or a name of the project folder.
@@ -32,19 +32,9 @@ class GeminiCliLocator(Locator):
     harness = "gemini-cli"
     join = "layout"
 
-    def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        return self._project_entries(root, ctx, self._project_entry)
-
-    def _project_entry(self, path: str, e: os.DirEntry[str], ctx: ScanContext) -> Iterator[Item]:
-        if e.name == "chats" and is_dir_entry(e):
-            yield from self._chats(path, ctx)
-        else:
-            ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
-
-    def _chats(self, folder: str, ctx: ScanContext) -> Iterator[Item]:
-        entries = yield from self._listing(folder)
-        if entries is None:
-            return
+    def chats(
+        self, folder: str, entries: list[os.DirEntry[str]], ctx: ScanContext
+    ) -> Iterator[Item]:
         dirs = {e.name: join(folder, e.name) for e in entries if is_dir_entry(e)}
         used: set[str] = set()
         for e in entries:

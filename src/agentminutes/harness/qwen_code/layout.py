@@ -6,16 +6,16 @@ import os
 import re
 from collections.abc import Iterator
 
+from agentminutes.harness._chats_layout import ChatsLocator
 from agentminutes.harness.layout import (
     Item,
-    Locator,
     ScanContext,
     is_dir_entry,
     join,
 )
 
 
-class QwenCodeLocator(Locator):
+class QwenCodeLocator(ChatsLocator):
     """``<root>/<project>/chats/<session id>.jsonl`` (and legacy ``session-<time>.json``).
 
     Both of Qwen Code's roots have this shape: ``projects/`` (one folder per
@@ -28,19 +28,9 @@ class QwenCodeLocator(Locator):
     harness = "qwen-code"
     join = "inline"
 
-    def scan(self, root: str, ctx: ScanContext) -> Iterator[Item]:
-        return self._project_entries(root, ctx, self._project_entry)
-
-    def _project_entry(self, path: str, e: os.DirEntry[str], ctx: ScanContext) -> Iterator[Item]:
-        if e.name == "chats" and is_dir_entry(e):
-            yield from self._chats(path, ctx)
-        else:
-            ctx.skip_tree(path, is_dir_entry(e), "not a chat recording")
-
-    def _chats(self, folder: str, ctx: ScanContext) -> Iterator[Item]:
-        entries = yield from self._listing(folder)
-        if entries is None:
-            return
+    def chats(
+        self, folder: str, entries: list[os.DirEntry[str]], ctx: ScanContext
+    ) -> Iterator[Item]:
         for e in entries:
             path = join(folder, e.name)
             if not is_dir_entry(e) and _RECORDING.fullmatch(e.name):
