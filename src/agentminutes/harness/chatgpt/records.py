@@ -35,13 +35,18 @@ class _Node(msgspec.Struct):
     message: _Message | None = None
 
 
-class _Conversation(msgspec.Struct):
+class _Identity(msgspec.Struct):
+    """What a conversation and its listing both read: identity, title, times, current node."""
+
     id: str | None = None
     conversation_id: str | None = None
     title: str | None = None
     create_time: Raw = NO_RAW
     update_time: Raw = NO_RAW
     current_node: str | None = None
+
+
+class _Conversation(_Identity):
     mapping: dict[str, Raw] | None = None
 
 
@@ -55,15 +60,9 @@ class _LinkNode(msgspec.Struct):
     message: _LinkMessage | None = None
 
 
-class _ConversationHead(msgspec.Struct):
+class _ConversationHead(_Identity):
     """What a listing needs: identity, times, and the tree's shape (no content)."""
 
-    id: str | None = None
-    conversation_id: str | None = None
-    title: str | None = None
-    create_time: Raw = NO_RAW
-    update_time: Raw = NO_RAW
-    current_node: str | None = None
     mapping: dict[str, _LinkNode] | None = None
 
 

@@ -75,13 +75,18 @@ class _Message(msgspec.Struct):
     stop_reason: str | None = None
 
 
-class _Conversation(msgspec.Struct):
+class _Identity(msgspec.Struct):
+    """What a conversation and its listing both read: identity, name, times, current leaf."""
+
     uuid: str | None = None
     name: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
-    model: str | None = None
     current_leaf_message_uuid: str | None = None
+
+
+class _Conversation(_Identity):
+    model: str | None = None
     chat_messages: list[Raw] | None = None
 
 
@@ -90,12 +95,7 @@ class _Link(msgspec.Struct):
     parent_message_uuid: str | None = None
 
 
-class _ConversationHead(msgspec.Struct):
-    uuid: str | None = None
-    name: str | None = None
-    created_at: str | None = None
-    updated_at: str | None = None
-    current_leaf_message_uuid: str | None = None
+class _ConversationHead(_Identity):
     chat_messages: list[_Link] | None = None
 
 
