@@ -443,6 +443,19 @@ class Locator:
             for e in entries:
                 yield from visit(join(folder, e.name), e, ctx)
 
+    def _folder_transcript(self, folder: str, name: str, what: str, ctx: ScanContext) -> str | None:
+        """The transcript *name* of the session folder *folder*, the rest of it skipped as its
+        sidecars; ``None`` (the whole folder skipped) when there is none. *what* names the
+        folder in the skips (``"session"``)."""
+        transcript = join(folder, name)
+        if not path_exists(transcript):
+            ctx.skip_tree(folder, True, f"{what} directory without transcript")
+            return None
+        for file in walk_files(folder):
+            if file != transcript:
+                ctx.skip(file, f"{what} sidecar")
+        return transcript
+
     def _ref(self, path: str, ctx: ScanContext) -> Iterator[Item]:
         try:
             ref = self.reader.ref(self.harness, path, ctx)

@@ -49,13 +49,9 @@ class AntigravityLocator(Locator):
             if not is_dir_entry(e):
                 ctx.skip(folder, "not a conversation directory")
                 continue
-            transcript = join(folder, _AG_TRANSCRIPT)
-            if not path_exists(transcript):
-                ctx.skip_tree(folder, True, "conversation directory without transcript")
+            transcript = self._folder_transcript(folder, _AG_TRANSCRIPT, "conversation", ctx)
+            if transcript is None:
                 continue
-            for file in walk_files(folder):
-                if file != transcript:
-                    ctx.skip(file, "conversation sidecar")
             for item in self._ref(transcript, ctx):
                 if isinstance(item, SessionRef):
                     item.meta.session_id = e.name

@@ -46,14 +46,9 @@ class CopilotLocator(Locator):
             if e.name.startswith("."):
                 ctx.skip_tree(folder, True, "not a session directory")
                 continue
-            transcript = join(folder, "events.jsonl")
-            if not path_exists(transcript):
-                ctx.skip_tree(folder, True, "session directory without transcript")
-                continue
-            for file in walk_files(folder):
-                if file != transcript:
-                    ctx.skip(file, "session sidecar")
-            yield from self._session(transcript, e.name, ctx)
+            transcript = self._folder_transcript(folder, "events.jsonl", "session", ctx)
+            if transcript is not None:
+                yield from self._session(transcript, e.name, ctx)
 
     def _session(self, path: str, name: str, ctx: ScanContext) -> Iterator[Item]:
         for item in self._ref(path, ctx):
