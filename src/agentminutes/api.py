@@ -1043,10 +1043,6 @@ async def follow_to(
 
 async def _off_loop(fn: Callable[[], _T]) -> _T:
     """*fn* (imports, stats, scans) on a thread of its own, which ends with the call."""
-    from agentminutes.pipeline.worker import StepThread
+    from agentminutes.pipeline.worker import off_loop
 
-    worker = StepThread("agentminutes-start")
-    try:
-        return await worker.run(fn)
-    finally:
-        worker.close()
+    return await off_loop(fn, "agentminutes-start")

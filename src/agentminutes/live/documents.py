@@ -163,15 +163,11 @@ class DocumentFollower:
 
     async def run_step(self, step: Callable[[], _T]) -> _T:
         """Run *step* (file work) on the follow's thread, off the event loop."""
-        from agentminutes.pipeline.worker import StepThread
+        from agentminutes.pipeline.worker import off_loop
 
         if self._worker is not None:
             return await self._worker.run(step)
-        worker = StepThread("agentminutes-follow")
-        try:
-            return await worker.run(step)
-        finally:
-            worker.close()
+        return await off_loop(step, "agentminutes-follow")
 
     async def batches(self) -> AsyncGenerator[Batch, None]:
         """Batches as the source changes, until :meth:`stop`, the stop event or ``idle_exit``."""

@@ -369,15 +369,11 @@ class Follower:
 
     async def run_step(self, step: Callable[[], _T]) -> _T:
         """Run *step* (file work: saving the state) on the follow's thread, off the event loop."""
-        from agentminutes.pipeline.worker import StepThread
+        from agentminutes.pipeline.worker import off_loop
 
         if self._worker is not None:
             return await self._worker.run(step)
-        worker = StepThread("agentminutes-follow")
-        try:
-            return await worker.run(step)
-        finally:
-            worker.close()
+        return await off_loop(step, "agentminutes-follow")
 
     def start(self) -> None:
         """The first look at the targets now (a thread may call it before :meth:`batches`):
