@@ -31,10 +31,10 @@ from typing import Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._anthropic_wire import TypedBlock
 from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import BaseDocumentAdapter, ConversationInfo, listed_title
 from agentminutes.schema import (
-    NO_RAW,
     AssistantMessage,
     ContentBlock,
     Event,
@@ -65,16 +65,7 @@ TOOL_KINDS: Final[dict[str, str]] = {
 }
 
 
-class _Block(msgspec.Struct):
-    type: str = ""
-    text: str | None = None
-    thinking: str | None = None
-    signature: str | None = None
-    id: str | None = None
-    name: str | None = None
-    input: Raw = NO_RAW
-    tool_use_id: str | None = None
-    content: Raw = NO_RAW
+_Block = TypedBlock
 
 
 class _ModelInfo(msgspec.Struct):

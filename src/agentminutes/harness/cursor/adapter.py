@@ -29,6 +29,7 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._anthropic_wire import TypedBlock
 from agentminutes.harness.base import BaseAdapter, Confidence, ParseOptions, SkipHook, tool_call
 from agentminutes.harness.cursor.vocabulary import HARNESS, TOOL_KINDS
 from agentminutes.schema import (
@@ -58,16 +59,7 @@ class _Line(msgspec.Struct, forbid_unknown_fields=False):
     error: Raw = NO_RAW
 
 
-class _Block(msgspec.Struct):
-    type: str = ""
-    text: str | None = None
-    thinking: str | None = None
-    signature: str | None = None
-    id: str | None = None
-    name: str | None = None
-    input: Raw = NO_RAW
-    tool_use_id: str | None = None
-    content: Raw = NO_RAW
+class _Block(TypedBlock):
     is_error: bool = False
     source: Raw = NO_RAW
 
