@@ -69,6 +69,7 @@ from agentminutes.harness._gojson import (
     normalize_line,
     type_error,
 )
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import (
     BaseAdapter,
     Confidence,
@@ -400,6 +401,7 @@ class AntigravityAdapter(BaseAdapter):
     def _step(self, rec: _Step, line: bytes, lineno: int) -> list[Event]:
         ts = valid_timestamp(rec.created_at)
         prov = self.prov(line, lineno)
+        said = Stamp(ts, prov)  # every event of the step: its time and line
         out: list[Event] = []
         if not self.meta_sent:
             out.append(self._meta(ts, prov))
@@ -408,29 +410,27 @@ class AntigravityAdapter(BaseAdapter):
             out.append(self.unknown_or_fail(kind, line, lineno, "record has no step_index"))
             return out
         if kind == "PLANNER_RESPONSE":
-            self._planner(rec, ts, prov, out)
+            self._planner(rec, said, out)
         elif kind in RESULT_TYPES or (kind in AMBIGUOUS_TYPES and self.pending):
-            out.append(self._result(rec, ts, prov))
+            out.append(self._result(rec, said))
         elif kind == "USER_INPUT":
-            self._user_input(rec, line, ts, prov, out)
+            self._user_input(rec, line, said, out)
         elif kind in SYSTEM_TYPES:
-            out.append(_system(SYSTEM_TYPES[kind], "", rec.content, line, ts, prov))
+            out.append(_system(said, SYSTEM_TYPES[kind], "", rec.content, line))
         elif kind == "CONVERSATION_HISTORY":
             # The IDE writes the history into ``content``; it stays in details only.
-            out.append(_system("conversation_history", "", None, line, ts, prov))
+            out.append(_system(said, "conversation_history", "", None, line))
         elif kind == "ERROR_MESSAGE":
             text = rec.error or rec.content
-            out.append(_system("error_message", "error", text, line, ts, prov))
+            out.append(_system(said, "error_message", "error", text, line))
         elif kind in AMBIGUOUS_TYPES:
-            out.append(_system(kind.lower(), "", rec.content, line, ts, prov))
+            out.append(_system(said, kind.lower(), "", rec.content, line))
         else:
             reason = f'unrecognized record type "{kind}"'
             out.append(self.unknown_or_fail(kind, line, lineno, reason))
         return out
 
-    def _user_input(
-        self, rec: _Step, line: bytes, ts: str, prov: Provenance, out: list[Event]
-    ) -> None:
+    def _user_input(self, rec: _Step, line: bytes, said: Stamp, out: list[Event]) -> None:
         content = rec.content or ""
         if "`Model Selection`" in content:
             m = _model().search(content)
@@ -443,58 +443,27 @@ class AntigravityAdapter(BaseAdapter):
         else:
             request = go_trim(content[start + len(_REQUEST_OPEN) : end])
             context = go_trim(content[:start] + content[end + len(_REQUEST_CLOSE) :])
-        out.append(
-            Event(
-                kind=EventKind.USER_MESSAGE,
-                timestamp=ts,
-                provenance=prov,
-                user_message=UserMessage(
-                    origin=Origin.HUMAN, content=[ContentBlock(kind="text", text=request)]
-                ),
-            )
-        )
+        request_text = [ContentBlock(kind="text", text=request)]
+        out.append(said.user_message(UserMessage(origin=Origin.HUMAN, content=request_text)))
         if context:
-            out.append(_system("user_input_context", "", context, line, ts, prov))
+            out.append(_system(said, "user_input_context", "", context, line))
 
-    def _planner(self, rec: _Step, ts: str, prov: Provenance, out: list[Event]) -> None:
+    def _planner(self, rec: _Step, said: Stamp, out: list[Event]) -> None:
         # A new model turn abandons whatever the previous one still waited for.
         self.pending = pending = []
         message_id = f"step-{rec.step_index}"
+        turn = Stamp(said.timestamp, said.provenance, message_id=message_id)
         if rec.thinking:
-            out.append(
-                Event(
-                    kind=EventKind.THINKING,
-                    timestamp=ts,
-                    message_id=message_id,
-                    provenance=prov,
-                    thinking=Thinking(text=rec.thinking),
-                )
-            )
+            out.append(turn.thinking(Thinking(text=rec.thinking)))
         content = [ContentBlock(kind="text", text=rec.content)] if rec.content else None
-        out.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=ts,
-                message_id=message_id,
-                provenance=prov,
-                assistant_message=AssistantMessage(model=self.model, content=content),
-            )
-        )
+        out.append(turn.assistant_message(AssistantMessage(model=self.model, content=content)))
         for k, call in enumerate(rec.tool_calls or ()):
             name, args = (call.name or "", call.args) if call is not None else ("", NO_RAW)
             call_id = f"{message_id}:call-{k}"
             pending.append((call_id, name))
-            out.append(
-                Event(
-                    kind=EventKind.TOOL_CALL,
-                    timestamp=ts,
-                    message_id=message_id,
-                    provenance=prov,
-                    tool_call=tool_call(call_id, name, args, TOOL_KINDS),
-                )
-            )
+            out.append(turn.tool_call(tool_call(call_id, name, args, TOOL_KINDS)))
 
-    def _result(self, rec: _Step, ts: str, prov: Provenance) -> Event:
+    def _result(self, rec: _Step, said: Stamp) -> Event:
         content = rec.content or ""
         if self.pending:
             call_id, name = self.pending.pop(0)
@@ -507,27 +476,17 @@ class AntigravityAdapter(BaseAdapter):
         blocks = [ContentBlock(kind="text", text=content)]
         if rec.media:
             blocks.extend(_media_block(raw) for raw in rec.media)
-        return Event(
-            kind=EventKind.TOOL_RESULT,
-            timestamp=ts,
-            provenance=prov,
-            tool_result=ToolResult(
-                tool_call_id=call_id, tool_name=name, is_error=is_error, content=blocks
-            ),
+        return said.tool_result(
+            ToolResult(tool_call_id=call_id, tool_name=name, is_error=is_error, content=blocks)
         )
 
 
 _RELEASED: Final = (0, 0, b"", None)
 
 
-def _system(
-    subtype: str, level: str, text: str | None, line: bytes, ts: str, prov: Provenance
-) -> Event:
-    return Event(
-        kind=EventKind.SYSTEM,
-        timestamp=ts,
-        provenance=prov,
-        system=SystemEvent(subtype=subtype, level=level, text=text or "", details=Raw(line)),
+def _system(said: Stamp, subtype: str, level: str, text: str | None, line: bytes) -> Event:
+    return said.system(
+        SystemEvent(subtype=subtype, level=level, text=text or "", details=Raw(line))
     )
 
 
