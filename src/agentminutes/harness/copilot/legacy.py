@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from functools import partial
 from typing import Final, Protocol
 
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import ParseOptions, tool_call
 from agentminutes.harness.copilot.records import _decode_str
 from agentminutes.harness.copilot.vocabulary import HARNESS, TOOL_KINDS
@@ -195,60 +195,29 @@ def _legacy(adapter: _Reader, lines: list[tuple[int, bytes]]) -> list[Event] | N
         chat = chats[index]
         message_id = f"chat-{index}"
         where = prov("chatMessages", index, (document.chat_messages or [])[index])
+        turn = Stamp(ts, where, message_id=message_id)
         for call in chat.tool_calls or ():
             fn = (call.function if call is not None else None) or _Function()
-            name = fn.name or ""
-            out.append(
-                Event(
-                    kind=EventKind.TOOL_CALL,
-                    timestamp=ts,
-                    message_id=message_id,
-                    provenance=where,
-                    tool_call=tool_call(
-                        (call.id if call is not None else None) or "",
-                        name,
-                        fn.arguments,
-                        TOOL_KINDS,
-                    ),
-                )
-            )
+            call_id = (call.id if call is not None else None) or ""
+            out.append(turn.tool_call(tool_call(call_id, fn.name or "", fn.arguments, TOOL_KINDS)))
         text = _chat_text(chat.content)
-        out.append(
-            Event(
-                kind=EventKind.ASSISTANT_MESSAGE,
-                timestamp=ts,
-                message_id=message_id,
-                provenance=where,
-                assistant_message=AssistantMessage(
-                    model=model, content=[ContentBlock(kind="text", text=text)] if text else None
-                ),
-            )
-        )
+        content = [ContentBlock(kind="text", text=text)] if text else None
+        out.append(turn.assistant_message(AssistantMessage(model=model, content=content)))
 
     for index, (entry, raw) in enumerate(zip(entries, document.timeline or (), strict=True)):
         ts = valid_timestamp(entry.timestamp)
         where = prov("timeline", index, raw)
-        event = partial(Event, timestamp=ts, id=entry.id or "", provenance=where)
+        said = Stamp(ts, where, id=entry.id or "")
         kind = entry.type or ""
         text = entry.text or ""
         if kind == "user":
             block = ContentBlock(kind="text", text=text)
-            out.append(
-                event(
-                    kind=EventKind.USER_MESSAGE,
-                    user_message=UserMessage(origin=Origin.HUMAN, content=[block]),
-                )
-            )
+            out.append(said.user_message(UserMessage(origin=Origin.HUMAN, content=[block])))
         elif kind == "copilot":
             content = [ContentBlock(kind="text", text=text)] if text else None
             message = AssistantMessage(model=model, content=content)
-            out.append(
-                event(
-                    kind=EventKind.ASSISTANT_MESSAGE,
-                    message_id=entry.id or "",
-                    assistant_message=message,
-                )
-            )
+            its = Stamp(ts, where, id=entry.id or "", message_id=entry.id or "")
+            out.append(its.assistant_message(message))
         elif kind == "tool_call_completed":
             call_id = entry.call_id or ""
             made_by = owner.get(call_id)
@@ -257,15 +226,14 @@ def _legacy(adapter: _Reader, lines: list[tuple[int, bytes]]) -> list[Event] | N
             outcome = entry.result or _Outcome()
             reply = replies.get(call_id, outcome.log)
             out.append(
-                event(
-                    kind=EventKind.TOOL_RESULT,
-                    tool_result=ToolResult(
+                said.tool_result(
+                    ToolResult(
                         tool_call_id=call_id,
                         tool_name=entry.name or "",
                         is_error=outcome.type != "success",
                         content=[ContentBlock(kind="text", text=reply or "")],
                         enrichment=raw,
-                    ),
+                    )
                 )
             )
         else:
@@ -274,7 +242,7 @@ def _legacy(adapter: _Reader, lines: list[tuple[int, bytes]]) -> list[Event] | N
                 if changed is not None:
                     model = changed[1]
             system = SystemEvent(subtype=f"timeline.{kind}", text=text, details=raw)
-            out.append(event(kind=EventKind.SYSTEM, system=system))
+            out.append(said.system(system))
     # Calls no timeline entry answered, with their messages, last.
     for index, chat in enumerate(chats):
         if chat.tool_calls and index not in shown:
