@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from msgspec import Raw
 
+from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import BaseAdapter, ParseOptions, SkipHook
 from agentminutes.harness.gemini_cli.records import _Record
 from agentminutes.schema import Event, Provenance
@@ -68,6 +69,10 @@ class GeminiCommon(BaseAdapter):
     def _prov(self, src: _Src) -> Provenance:
         raw = [Raw(src.raw)] if self.options.keep_raw else None
         return Provenance(line=src.first, end_line=src.last, raw=raw)
+
+    def _said(self, src: _Src, timestamp: str, id: str, message_id: str = "") -> Stamp:
+        """What an event of the record *src* carries: its time, its ids, its lines of its own."""
+        return Stamp(timestamp, self._prov(src), id=id, message_id=message_id)
 
     def _ensure_meta(self, src: _Src, out: list[Event], rec: _Record | None = None) -> None:
         if self.meta_sent:

@@ -58,12 +58,8 @@ class MessagesMixin(GeminiCommon):
     def _header(self, rec: _Record, src: _Src, out: list[Event], details: Raw) -> None:
         self._ensure_meta(src, out, rec)
         out.append(
-            Event(
-                kind=EventKind.SYSTEM,
-                timestamp=valid_timestamp(rec.start_time),
-                id=rec.session_id or "",
-                provenance=self._prov(src),
-                system=SystemEvent(subtype="session", details=details),
+            self._said(src, valid_timestamp(rec.start_time), rec.session_id or "").system(
+                SystemEvent(subtype="session", details=details)
             )
         )
         if rec.messages:
@@ -181,13 +177,8 @@ class MessagesMixin(GeminiCommon):
         if thinking_from is not None:
             for text, sig, when in items[thinking_from:]:
                 out.append(
-                    Event(
-                        kind=EventKind.THINKING,
-                        timestamp=when,
-                        id=message_id,
-                        message_id=message_id,
-                        provenance=self._prov(src),
-                        thinking=Thinking(text=text, signature=sig),
+                    self._said(src, when, message_id, message_id=message_id).thinking(
+                        Thinking(text=text, signature=sig)
                     )
                 )
         recorded = {c.id for c in calls or () if c.id}
@@ -217,13 +208,8 @@ class MessagesMixin(GeminiCommon):
             self.calls_sent.add(call_id)
             self.name_call(call_id, name)
         out.append(
-            Event(
-                kind=EventKind.TOOL_CALL,
-                timestamp=ts,
-                id=message_id,
-                message_id=message_id,
-                provenance=self._prov(src),
-                tool_call=tool_call(call_id, name, args, TOOL_KINDS),
+            self._said(src, ts, message_id, message_id=message_id).tool_call(
+                tool_call(call_id, name, args, TOOL_KINDS)
             )
         )
 
@@ -257,15 +243,12 @@ class MessagesMixin(GeminiCommon):
         if display and bytes(display) in (b"null", b'""'):
             display = NO_RAW
         out.append(
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                timestamp=valid_timestamp(call.timestamp) or ts,
-                id=message_id,
-                message_id=message_id,
-                provenance=self._prov(src),
-                tool_result=self.tool_result(
+            self._said(
+                src, valid_timestamp(call.timestamp) or ts, message_id, message_id=message_id
+            ).tool_result(
+                self.tool_result(
                     call_id, blocks, is_error=failed, name=call.name or "", enrichment=display
-                ),
+                )
             )
         )
 
@@ -309,15 +292,11 @@ class MessagesMixin(GeminiCommon):
                 self.skip("user/functionResponse", src.first)
             return
         out.append(
-            Event(
-                kind=EventKind.USER_MESSAGE,
-                timestamp=ts,
-                id=message_id,
-                provenance=self._prov(src),
-                user_message=UserMessage(
+            self._said(src, ts, message_id).user_message(
+                UserMessage(
                     origin=Origin.HARNESS if responses or replayed else Origin.HUMAN,
                     content=blocks or None,
-                ),
+                )
             )
         )
 
@@ -336,12 +315,8 @@ class MessagesMixin(GeminiCommon):
             self.results_sent.add(call_id)
         blocks, error = self._response_blocks(raw, src)
         out.append(
-            Event(
-                kind=EventKind.TOOL_RESULT,
-                timestamp=ts,
-                id=message_id,
-                provenance=self._prov(src),
-                tool_result=self.tool_result(call_id, blocks, is_error=error, name=fr.name or ""),
+            self._said(src, ts, message_id).tool_result(
+                self.tool_result(call_id, blocks, is_error=error, name=fr.name or "")
             )
         )
         return 1
@@ -379,13 +354,8 @@ class MessagesMixin(GeminiCommon):
                 if part.text:
                     texts.append(part.text)
             text = "\n".join(texts)
-        return Event(
-            kind=EventKind.SYSTEM,
-            timestamp=valid_timestamp(rec.timestamp),
-            id=rec.id or "",
-            provenance=self._prov(src),
-            system=SystemEvent(subtype=kind, level=kind, text=text, details=Raw(src.raw)),
-        )
+        said = self._said(src, valid_timestamp(rec.timestamp), rec.id or "")
+        return said.system(SystemEvent(subtype=kind, level=kind, text=text, details=Raw(src.raw)))
 
     # -- parts -------------------------------------------------------------
 
