@@ -82,8 +82,9 @@ class JsonDocument:
         m = re.search(r"byte (\d+)", message)
         return self.line(int(m.group(1))) if m else self.last
 
-    def record_spans(self, key: bytes, count: int) -> list[tuple[int, int] | None]:
-        """The spans of the *count* records of the array at top-level *key*.
+    def record_spans(self, key: bytes | None, count: int) -> list[tuple[int, int] | None]:
+        """The spans of the *count* records of the array at top-level *key* (``None``: the
+        document itself).
 
         Where the elements found are not *count* (a record that is no object or
         array), none is named: each record's provenance is the whole document.
@@ -91,7 +92,7 @@ class JsonDocument:
         found: list[tuple[int, int] | None] = list(self.element_spans(key))
         return found if len(found) == count else [None] * count
 
-    def element_spans(self, key: bytes) -> list[tuple[int, int]]:
+    def element_spans(self, key: bytes | None) -> list[tuple[int, int]]:
         """Byte spans of the elements of the array at top-level *key*, in order.
 
         Only object and array elements are found (the records of a session);

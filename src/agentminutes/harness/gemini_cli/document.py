@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Iterator
-from typing import Final, TypeVar
+from typing import TypeVar
 
 import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._gemini_wire import decode_content
-from agentminutes.harness._whole_json import element_spans
+from agentminutes.harness._whole_json import JsonDocument
 from agentminutes.harness.base import Confidence
 from agentminutes.harness.gemini_cli.common import _Rejected, _Src
 from agentminutes.harness.gemini_cli.messages import MessagesMixin
@@ -29,8 +28,6 @@ from agentminutes.schema import ContentBlock, Event, EventKind, Origin, SystemEv
 from agentminutes.timestamps import valid_timestamp
 
 _T = TypeVar("_T")
-
-_BYTE_POS: Final = re.compile(r"byte (\d+)")
 
 
 class DocumentMixin(MessagesMixin):
@@ -50,7 +47,7 @@ class DocumentMixin(MessagesMixin):
         try:
             top = _decode_top(doc.buf)
         except _DECODE_ERRORS as exc:
-            line = doc.line_at_error(str(exc))
+            line = doc.error_line(str(exc))
             raise _Rejected(
                 self.unknown_or_fail("", doc.buf, line, f"invalid JSON document: {exc}")
             ) from None
@@ -86,7 +83,7 @@ class DocumentMixin(MessagesMixin):
 
         An element that does not decode is rejected as a malformed *what*.
         """
-        spans = doc.spans(key, len(items))
+        spans = doc.record_spans(key, len(items))
         for item, span in zip(items, spans, strict=True):
             src = doc.src(*span) if span else first
             try:
@@ -193,36 +190,13 @@ class DocumentMixin(MessagesMixin):
             )
 
 
-class _Document:
+class _Document(JsonDocument):
     """A buffered whole-file JSON document and where its parts sit."""
 
-    def __init__(self, lines: list[tuple[int, bytes]]) -> None:
-        self.linenos = [n for n, _ in lines]
-        self.starts: list[int] = []
-        pos = 0
-        for _, text in lines:
-            self.starts.append(pos)
-            pos += len(text) + 1
-        self.buf = b"\n".join(text for _, text in lines)
-
-    def line(self, offset: int) -> int:
-        if not self.linenos:
-            return 1
-        return self.linenos[max(0, bisect_right(self.starts, offset) - 1)]
+    __slots__ = ()
 
     def src(self, start: int, end: int) -> _Src:
         return _Src(self.line(start), self.line(max(start, end - 1)), self.buf[start:end])
-
-    def line_at_error(self, message: str) -> int:
-        m = _BYTE_POS.search(message)
-        return self.line(int(m.group(1))) if m else (self.linenos[-1] if self.linenos else 1)
-
-    def spans(self, key: bytes | None, count: int) -> list[tuple[int, int] | None]:
-        """Byte spans of the elements of the array at top-level *key* (``None``: the document)."""
-        found = element_spans(self.buf, key)
-        if len(found) != count:
-            return [None] * count
-        return list(found)
 
 
 def _sniff_document(head: bytes) -> Confidence:
