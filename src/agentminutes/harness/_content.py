@@ -7,19 +7,21 @@ rule read with a different item. :func:`text_or_items` is that rule; each
 format says how one item becomes a content block. A record whose content does
 not have the recorded shape raises :class:`Malformed`, whose message the
 adapter reports for the record (an ``unknown`` event, or an error when strict).
+Formats that keep what they cannot read instead (Continue, Goose, a Cline task's
+tool results) read each item with :func:`item_block`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Final, Protocol, TypeVar
 
 import msgspec
 from msgspec import Raw
 
 from agentminutes.schema import ContentBlock
 
-__all__ = ("Malformed", "decoded", "text_or_items")
+__all__ = ("Malformed", "decoded", "item_block", "text_or_items")
 
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 _T = TypeVar("_T")
@@ -59,3 +61,29 @@ def text_or_items(
     if isinstance(value, str):
         return [ContentBlock(kind="text", text=value)] if value or empty_text else []
     return [item(r) for r in value]
+
+
+class _Typed(Protocol):
+    """An item that says its type, and its text when it is text."""
+
+    @property
+    def type(self) -> str | None: ...
+
+    @property
+    def text(self) -> str | None: ...
+
+
+def item_block(
+    raw: Raw, decode: Callable[[Raw], _Typed], *, image: str | None = None
+) -> ContentBlock:
+    """The item *raw* of a content list as a block: its text, an image (an item whose
+    type is *image*), else the item kept verbatim (``other``, also when *decode* fails)."""
+    try:
+        item = decode(raw)
+    except _DECODE_ERRORS:
+        return ContentBlock(kind="other", raw=raw)
+    if item.type == "text":
+        return ContentBlock(kind="text", text=item.text or "")
+    if image is not None and item.type == image:
+        return ContentBlock(kind="image", raw=raw)
+    return ContentBlock(kind="other", raw=raw)

@@ -68,6 +68,7 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._anthropic_wire import Block
+from agentminutes.harness._content import item_block
 from agentminutes.harness._shown import unseen
 from agentminutes.harness._stamp import Stamp
 from agentminutes.harness.base import (
@@ -849,18 +850,7 @@ def _result_content(raw: Raw) -> list[ContentBlock]:
         return [ContentBlock(kind="other", raw=raw)]
     if isinstance(value, str):
         return [ContentBlock(kind="text", text=value)] if value else []
-    out = []
-    for b in value:
-        try:
-            block = _decode_block(b)
-        except _DECODE_ERRORS:
-            out.append(ContentBlock(kind="other", raw=b))
-            continue
-        if block.type == "text":
-            out.append(ContentBlock(kind="text", text=block.text or ""))
-        else:
-            out.append(ContentBlock(kind="other", raw=b))
-    return out
+    return [item_block(b, _decode_block) for b in value]
 
 
 # -- following a task folder -----------------------------------------------------------------

@@ -37,6 +37,7 @@ from typing import ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._content import item_block
 from agentminutes.harness._stamp import Stamp
 from agentminutes.harness._whole_json import DocumentBuilder, JsonDocument, WholeJsonAdapter
 from agentminutes.harness.base import Confidence, json_or_string
@@ -325,20 +326,7 @@ def _content(raw: Raw) -> list[ContentBlock] | None:
         return [ContentBlock(kind="other", raw=raw)]
     if isinstance(value, str):
         return [ContentBlock(kind="text", text=value)]
-    out: list[ContentBlock] = []
-    for part_raw in value:
-        try:
-            part = _decode_part(part_raw)
-        except _DECODE_ERRORS:
-            out.append(ContentBlock(kind="other", raw=part_raw))
-            continue
-        if part.type == "text":
-            out.append(ContentBlock(kind="text", text=part.text or ""))
-        elif part.type == "imageUrl":
-            out.append(ContentBlock(kind="image", raw=part_raw))
-        else:
-            out.append(ContentBlock(kind="other", raw=part_raw))
-    return out or None
+    return [item_block(part, _decode_part, image="imageUrl") for part in value] or None
 
 
 def _text(raw: Raw) -> str:

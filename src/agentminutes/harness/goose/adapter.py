@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import msgspec
 from msgspec import Raw
 
+from agentminutes.harness._content import item_block
 from agentminutes.harness._rows_tail import RowsTail, session_prints
 from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply, last_reply
 from agentminutes.harness._stamp import Stamp
@@ -351,18 +352,7 @@ class GooseAdapter(SqliteAdapter):
             items = value if isinstance(value, list) else (value.content or [])
             if not isinstance(value, list) and value.is_error:
                 failed = True
-            for item in items:
-                try:
-                    it = _decode_item(item)
-                except _DECODE_ERRORS:
-                    content.append(ContentBlock(kind="other", raw=item))
-                    continue
-                if it.type == "text":
-                    content.append(ContentBlock(kind="text", text=it.text or ""))
-                elif it.type == "image":
-                    content.append(ContentBlock(kind="image", raw=item))
-                else:
-                    content.append(ContentBlock(kind="other", raw=item))
+            content.extend(item_block(item, _decode_item, image="image") for item in items)
         return ToolResult(
             tool_call_id=call_id,
             tool_name=self.tool_names.get(call_id, ""),
