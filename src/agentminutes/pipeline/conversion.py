@@ -256,6 +256,7 @@ def feed_lines(
     rewrites: Rewrites | None = None,
     *,
     checked: bool = True,
+    offered: bool = False,
 ) -> list[Event]:
     """Feed a batch of raw lines to *adapter*; return the events they complete.
 
@@ -272,7 +273,9 @@ def feed_lines(
     Go reads differently and fed by :func:`feed_record`. Invalid UTF-8 and lone
     surrogate escapes fail a strict decode anywhere in a line but for invalid
     UTF-8 in a part of the record the read skips, which then stays as it is
-    there instead of U+FFFD: only verbatim JSON could show it.
+    there instead of U+FFFD: only verbatim JSON could show it. *offered*: the lines
+    come from :func:`_unpassed`, which offered each line that is to go to ``lean_feed``
+    as it is to ``lean_pass`` first; those go to ``lean_read``, which does not look again.
     """
     held = rewrites if rewrites is not None else Rewrites()
     out: list[Event] = []
@@ -280,6 +283,7 @@ def feed_lines(
     feed = adapter.feed
     plain = not getattr(adapter, "keeps_indent", False)
     lean = getattr(adapter, "lean_feed", None)
+    read = getattr(adapter, "lean_read", None) if offered else None
     escape = SURROGATE_ESCAPE.search
     try:
         for lineno, raw in lines:
@@ -291,7 +295,12 @@ def feed_lines(
                     if lean is not None:
                         # A lean read takes the line as it is first (see above).
                         try:
-                            events = lean(line, lineno)
+                            # Unstripped, the line is one _unpassed offered to lean_pass.
+                            events = (
+                                read(line, lineno)
+                                if read is not None and len(line) == len(raw)
+                                else lean(line, lineno)
+                            )
                         except RecursionError:
                             events = None
                         extend(
@@ -385,13 +394,16 @@ class Conversion:
     def _white_space(self, lineno: int) -> None:
         self.white_space_lines += 1
 
-    def _lines(self, adapter: Adapter, lines: Iterable[tuple[int, bytes]]) -> list[Event]:
+    def _lines(
+        self, adapter: Adapter, lines: Iterable[tuple[int, bytes]], offered: bool = False
+    ) -> list[Event]:
         return feed_lines(
             adapter,
             lines,
             self._white_space,
             self._rewrites,
             checked=self.options.check_verbatim,
+            offered=offered,
         )
 
     def _check_pending(self, adapter: Adapter, splitter: LineSplitter) -> None:
@@ -622,16 +634,15 @@ class _Run:
         """The batch of the lines *chunk* completes, if any."""
         adapter = self._adapter(chunk)
         passes = getattr(adapter, "lean_pass", None)
-        lines: Iterable[tuple[int, bytes]]
         if passes is not None and not getattr(adapter, "keeps_indent", False):
             data, spans = self.splitter.push_spans(chunk)
             if not spans:
                 return None
-            lines = _unpassed(passes, data, spans)
-        else:
-            lines = self.splitter.push(chunk)
-            if not lines:
-                return None
+            events = self.conversion._lines(adapter, _unpassed(passes, data, spans), True)
+            return Batch(events, self.splitter.lineno)
+        lines = self.splitter.push(chunk)
+        if not lines:
+            return None
         return Batch(self.conversion._lines(adapter, lines), self.splitter.lineno)
 
     def end(self) -> Iterator[Batch]:

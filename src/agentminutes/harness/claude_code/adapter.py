@@ -150,6 +150,7 @@ class ClaudeCodeAdapter(BaseAdapter):
         "want_system",
         "lean_feed",
         "lean_pass",
+        "lean_read",
     }
 
     def __init__(self, options: ParseOptions | None = None, *, on_skip: SkipHook | None = None):
@@ -177,6 +178,8 @@ class ClaudeCodeAdapter(BaseAdapter):
         #: Such a read's look at a record still in the bytes it was read in (see
         #: feed_lines): a record it passes over is never copied out of them.
         self.lean_pass = self._lean_pass if self.lean_feed is not None else None
+        #: And its feed of a line lean_pass looked at already and did not pass over.
+        self.lean_read = self._lean_read if self.lean_feed is not None else None
         self.meta_sent = False
         self.fold: _Fold | None = None
         # Re-recorded copies: Claude Code re-appends earlier rows with their
@@ -267,6 +270,10 @@ class ClaudeCodeAdapter(BaseAdapter):
         """
         if self._lean_pass(line, line, 0, len(line), lineno):
             return []
+        return self._lean_read(line, lineno)
+
+    def _lean_read(self, line: bytes, lineno: int) -> list[Event] | None:
+        """:meth:`_lean_feed` of a line :meth:`_lean_pass` did not pass over."""
         try:
             rec = _decode_lean_record(line)
         except (
