@@ -47,6 +47,7 @@ from agentminutes.errors import OptionError, UsageError
 from agentminutes.formats.otlp_json import STATUS_ERROR, Span, SpanProjector
 from agentminutes.live.config import Mark
 from agentminutes.pipeline.batch import Batch
+from agentminutes.sinks._writer_task import WriterTask
 from agentminutes.sinks.protocol import OnDelivered
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ class _LastError(logging.Handler):
             self.message = str(record.msg)
 
 
-class OtlpSink:
+class OtlpSink(WriterTask):
     """Spans of the followed transcripts to an OTLP/HTTP collector, live (see the module).
 
     *saved* is the ``--state`` entries a resumed follow starts from (``None``:
@@ -164,15 +165,7 @@ class OtlpSink:
         """Spans taken but not yet accepted by the collector."""
         return self._pending
 
-    def _poke(self) -> None:
-        import anyio
-
-        self._changed.set()
-        self._changed = anyio.Event()
-
     async def __aenter__(self) -> OtlpSink:
-        import anyio
-
         if self._exporter is None:
             load_exporter()  # at once if the follow did not already (see load_exporter)
             self._ensure_exporter()
@@ -180,15 +173,11 @@ class OtlpSink:
         # The exporter logs each failure (and each of its retries); we say it once per outage.
         log.addHandler(self._errors)
         self._propagate, log.propagate = log.propagate, False
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._writer)
+        await self._start_writer()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self._tg is not None
-        self._tg.cancel_scope.cancel()
-        await self._tg.__aexit__(None, None, None)
+        await self._stop_writer()
         if self._exporter is not None:
             self._exporter.shutdown()
         log = logging.getLogger("opentelemetry.exporter")

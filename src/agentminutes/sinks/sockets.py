@@ -56,6 +56,7 @@ import msgspec
 
 from agentminutes.errors import OptionError, UsageError
 from agentminutes.pipeline.batch import Batch
+from agentminutes.sinks._writer_task import WriterTask
 from agentminutes.sinks.encoding import Encode
 from agentminutes.sinks.protocol import OnDelivered
 
@@ -105,7 +106,7 @@ class _Item:
         return self.start + pos + 1
 
 
-class SocketSink:
+class SocketSink(WriterTask):
     """A client that streams lines to a collector over TCP or a Unix socket.
 
     :meth:`send` returns as soon as the batch is in the buffer, and waits while
@@ -187,24 +188,12 @@ class SocketSink:
     def _floor(self) -> int:
         return self._acked if self.ack else self._written
 
-    def _poke(self) -> None:
-        import anyio
-
-        self._changed.set()
-        self._changed = anyio.Event()
-
     async def __aenter__(self) -> SocketSink:
-        import anyio
-
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._writer)
+        await self._start_writer()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self._tg is not None
-        self._tg.cancel_scope.cancel()
-        await self._tg.__aexit__(None, None, None)
+        await self._stop_writer()
         self._disconnect()
 
     async def send(self, batch: Batch) -> None:
