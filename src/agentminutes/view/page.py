@@ -28,8 +28,7 @@ from typing import Final
 
 from agentminutes.view.model import AgentView, SessionView, ToolStep, Turn, block_text
 from agentminutes.view.terminal import (
-    cost_text,
-    duration_text,
+    agent_facts,
     input_summary,
     session_headline,
     tokens_text,
@@ -298,14 +297,8 @@ class _Writer:
             yield from self.subagent(sub)
 
     def subagent(self, agent: AgentView) -> Iterator[str]:
-        s = agent.stats
-        facts = [f"{s.tool_calls} tool calls"]
-        if s.wall_time_ms:
-            facts.append(duration_text(s.wall_time_ms))
-        money = cost_text(agent.cost, agent.unpriced)
-        if money:
-            facts.append(money)
-        yield f'<section class="agent"><h3>▼ {escape(agent.label)} · {escape(" · ".join(facts))}'
+        facts = " · ".join(agent_facts(agent))
+        yield f'<section class="agent"><h3>▼ {escape(agent.label)} · {escape(facts)}'
         yield "</h3>"
         yield from self.agent(agent, True)
         yield "</section>"

@@ -201,7 +201,8 @@ def _tool_blocks(step: ToolStep, depth: int, full: bool) -> Iterator[Block]:
         yield from _subagent_blocks(sub, depth + 1, full)
 
 
-def _subagent_blocks(agent: AgentView, depth: int, full: bool) -> Iterator[Block]:
+def agent_facts(agent: AgentView) -> list[str]:
+    """A subagent's heading facts: its tool calls, then its wall time and cost where known."""
     s = agent.stats
     facts = [f"{s.tool_calls} tool calls"]
     if s.wall_time_ms:
@@ -209,7 +210,11 @@ def _subagent_blocks(agent: AgentView, depth: int, full: bool) -> Iterator[Block
     money = cost_text(agent.cost, agent.unpriced)
     if money:
         facts.append(money)
-    yield Block("agent", " · ".join(facts), depth, label=clean(agent.label))
+    return facts
+
+
+def _subagent_blocks(agent: AgentView, depth: int, full: bool) -> Iterator[Block]:
+    yield Block("agent", " · ".join(agent_facts(agent)), depth, label=clean(agent.label))
     yield from _agent_blocks(agent, depth, full)
 
 
