@@ -102,6 +102,36 @@ class Collection:
     no_usage: dict[str, int] = field(default_factory=dict)
     details: list[str] = field(default_factory=list)
 
+    def keep(
+        self,
+        summary: TranscriptSummary,
+        harness: str,
+        *,
+        session_id: str,
+        project: str,
+        read_to: int,
+    ) -> None:
+        """Keep *summary* as a transcript of *harness*, or count it in :attr:`no_usage`
+        where *harness* records no usage."""
+        if harness not in USAGE_RULES:
+            self.no_usage[harness] = self.no_usage.get(harness, 0) + 1
+            return
+        self.transcripts.append(
+            Transcript(
+                summary=summary,
+                harness=harness,
+                session_id=session_id,
+                project=project,
+                started_ns=_started(summary),
+                read_to=read_to,
+            )
+        )
+
+
+def _error_text(summary: TranscriptSummary, harness: str) -> str:
+    """*summary*'s error, named by *harness* unless it already names it."""
+    return summary.error if harness in summary.error else f"{harness}: {summary.error}"
+
 
 def _started(summary: TranscriptSummary) -> int:
     ns = timestamps.to_ns(summary.started_at) if summary.started_at else None
@@ -233,19 +263,13 @@ def collect(
                 cache.put(summary)
             out.parsed += 1
         if summary.error:
-            error(summary.error if name in summary.error else f"{name}: {summary.error}")
-        if name not in USAGE_RULES:
-            out.no_usage[name] = out.no_usage.get(name, 0) + 1
-            continue
-        out.transcripts.append(
-            Transcript(
-                summary=summary,
-                harness=name,
-                session_id=p.meta.session_id or summary.meta.session_id,
-                project=p.meta.cwd or summary.meta.cwd,
-                started_ns=_started(summary),
-                read_to=p.st.st_size if p.end is None else p.end,
-            )
+            error(_error_text(summary, name))
+        out.keep(
+            summary,
+            name,
+            session_id=p.meta.session_id or summary.meta.session_id,
+            project=p.meta.cwd or summary.meta.cwd,
+            read_to=p.st.st_size if p.end is None else p.end,
         )
     out.details = found.details()
     if not (harness or root or cwd or session_id or since or until) and cache.enabled:
@@ -413,7 +437,7 @@ def collect_paths(
 
     def take(summary: TranscriptSummary, name: str, st: os.stat_result, *, cached: bool) -> None:
         if summary.error:
-            error(summary.error if name in summary.error else f"{name}: {summary.error}")
+            error(_error_text(summary, name))
         elif not summary.requests and not summary.started_at:
             skipped["no conversation"] = skipped.get("no conversation", 0) + 1
             return
@@ -421,19 +445,8 @@ def collect_paths(
             out.from_cache += 1
         else:
             out.parsed += 1
-        if name not in USAGE_RULES:
-            out.no_usage[name] = out.no_usage.get(name, 0) + 1
-            return
-        out.transcripts.append(
-            Transcript(
-                summary=summary,
-                harness=name,
-                session_id=summary.meta.session_id,
-                project=summary.meta.cwd,
-                started_ns=_started(summary),
-                read_to=st.st_size,
-            )
-        )
+        meta = summary.meta
+        out.keep(summary, name, session_id=meta.session_id, project=meta.cwd, read_to=st.st_size)
 
     seen: set[str] = set()
     for path, walked in files:
