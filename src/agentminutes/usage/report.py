@@ -993,19 +993,29 @@ class Grouper:
         """
         if key is None:
             key = tuple(_key_value(name, req, t, self._dates, self.block_of) for name in self.by)
+        self._row(key).add(req, t.harness, sign)
+        if "session" in self.by and sign > 0:
+            self._note_sessions(((req, t),))
+        return key
+
+    def _row(self, key: tuple[str, ...]) -> Row:
+        """The row of *key*, made empty if it is new."""
         row = self.groups.get(key)
         if row is None:
             keys = {GROUP_KEYS[n]: v for n, v in zip(self.by, key, strict=True)}
             row = self.groups[key] = Row(keys=keys)
-        row.add(req, t.harness, sign)
-        if "session" in self.by and sign > 0:
+        return row
+
+    def _note_sessions(self, counted: Sequence[tuple[CachedRequest, Transcript]]) -> None:
+        """Take each counted request's session facts: the first project, harness and main
+        transcript seen, and the latest request's time."""
+        for req, t in counted:
             facts = self.sessions.setdefault(t.session_id or "(no session id)", SessionFacts())
             facts.project = facts.project or t.project
             facts.harness = facts.harness or t.harness
             if not facts.path and not t.summary.meta.is_subagent:
                 facts.path = t.summary.path
             facts.last_ns = max(facts.last_ns, req.ns)
-        return key
 
     def add_all(self, counted: Sequence[tuple[CachedRequest, Transcript]]) -> None:
         """:meth:`add` each of *counted* in order: the same rows, each row's requests added
@@ -1027,19 +1037,9 @@ class Grouper:
             else:
                 found.append(pair)
         for key, pairs in rows.items():
-            row = self.groups.get(key)
-            if row is None:
-                keys = {GROUP_KEYS[n]: v for n, v in zip(by, key, strict=True)}
-                row = self.groups[key] = Row(keys=keys)
-            row.add_all(pairs)
+            self._row(key).add_all(pairs)
         if "session" in by:
-            for req, t in counted:
-                facts = self.sessions.setdefault(t.session_id or "(no session id)", SessionFacts())
-                facts.project = facts.project or t.project
-                facts.harness = facts.harness or t.harness
-                if not facts.path and not t.summary.meta.is_subagent:
-                    facts.path = t.summary.path
-                facts.last_ns = max(facts.last_ns, req.ns)
+            self._note_sessions(counted)
 
     def report(
         self, *, reprice: set[tuple[str, ...]] | None = None, duplicates: int = 0
