@@ -13,13 +13,18 @@ rest. The database is never written, and never read whole on each poll.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from agentminutes.harness._shown import unseen
+from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply
+from agentminutes.harness.base import ConversationInfo, DocumentSession
 from agentminutes.schema import Event
 
-__all__ = ("RowsTail", "TailedAdapter", "session_prints")
+if TYPE_CHECKING:
+    from agentminutes.harness.base import Document
+
+__all__ = ("RowsAdapter", "RowsTail", "TailedAdapter", "session_prints")
 
 
 def session_prints(
@@ -99,3 +104,86 @@ class RowsTail:
 
     def _unseen(self, sid: str, events: list[Event]) -> list[Event]:
         return unseen(self.shown.setdefault(sid, set()), events)
+
+
+class _SessionRow(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+SessionRowT = TypeVar("SessionRowT", bound=_SessionRow)
+MessageRowT = TypeVar("MessageRowT")
+
+
+class RowsAdapter(SqliteAdapter, Generic[SessionRowT, MessageRowT]):
+    """An adapter of a store of session rows, each with its message rows (Crush, Goose).
+
+    Listing, reading and following a session are the same over each format's own
+    queries and rows: a harness gives :meth:`session_rows`, :meth:`message_rows`,
+    :meth:`row_info` and :meth:`events_for`.
+    """
+
+    #: The working directory of the store :meth:`tail` follows (:meth:`store_cwd`).
+    _tail_cwd: str = ""
+
+    def session_rows(self, conn: sqlite3.Connection) -> list[SessionRowT]:
+        """Every session's row, in the order sessions are listed."""
+        raise NotImplementedError
+
+    def message_rows(self, conn: sqlite3.Connection, session_id: str) -> list[MessageRowT]:
+        """The session's message rows, in order."""
+        raise NotImplementedError
+
+    def row_info(self, row: SessionRowT) -> ConversationInfo:
+        """The listing of the session of *row*."""
+        raise NotImplementedError
+
+    def events_for(
+        self, rows: list[SessionRowT], cwd: str
+    ) -> Callable[[SessionRowT, list[MessageRowT]], list[Event]]:
+        """What builds a session's events from its row and messages, for one read of *rows*."""
+        raise NotImplementedError
+
+    def store_cwd(self, doc: Document) -> str:
+        """The working directory the store's place says, or ``""`` (by default)."""
+        return ""
+
+    def settled(self, messages: list[MessageRowT]) -> list[MessageRowT]:
+        """The messages up to the first one still being written (all, by default)."""
+        return messages
+
+    def conversations(self, doc: Document) -> list[ConversationInfo]:
+        conn = self.open_store(doc)
+        with self.reading(conn):
+            return [self.row_info(s) for s in self.session_rows(conn)]
+
+    def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
+        conn = self.open_store(doc)
+        cwd = self.store_cwd(doc)
+        with self.reading(conn):
+            rows = self.session_rows(conn)
+            build = self.events_for(rows, cwd)
+            for row in rows:
+                if only is not None and row.id != only:
+                    continue
+                self.begin(row.id)
+                events = build(row, self.message_rows(conn, row.id))
+                yield DocumentSession(self.row_info(row), events, self.skipped)
+
+    def settled_events(
+        self, conn: sqlite3.Connection, session_id: str, *, final: bool
+    ) -> list[Event]:
+        """The session's events up to its first message still being written, its last
+        reply held (the usage it carries may come later) unless *final*."""
+        rows = self.session_rows(conn)
+        row = next((r for r in rows if r.id == session_id), None)
+        if row is None:
+            return []
+        messages = self.message_rows(conn, session_id)
+        if not final:
+            messages = self.settled(messages)
+            if not messages:
+                return []
+        self.begin(session_id)
+        events = self.events_for(rows, self._tail_cwd)(row, messages)
+        return events if final else hold_last_reply(events)

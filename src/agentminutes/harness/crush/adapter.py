@@ -35,20 +35,19 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
 from msgspec import Raw
 
-from agentminutes.harness._rows_tail import RowsTail, session_prints
-from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply, last_reply
+from agentminutes.harness._rows_tail import RowsAdapter, RowsTail, session_prints
+from agentminutes.harness._sqlite import last_reply
 from agentminutes.harness._stamp import Stamp
 from agentminutes.harness._whole_json import ms_time
 from agentminutes.harness.base import (
     ConversationInfo,
-    DocumentSession,
     document_path,
     json_or_string,
     listed_title,
@@ -143,7 +142,7 @@ def _when(value: int | None) -> str:
     return ms_time(value if value > 100_000_000_000 else value * 1000)
 
 
-class CrushAdapter(SqliteAdapter):
+class CrushAdapter(RowsAdapter[_SessionRow, _MessageRow]):
     """Parses Crush databases, one session per conversation."""
 
     name: ClassVar[str] = HARNESS
@@ -154,28 +153,76 @@ class CrushAdapter(SqliteAdapter):
 
     # -- reading ------------------------------------------------------------------------
 
-    def _cwd(self, doc: Document) -> str:
+    def session_rows(self, conn: sqlite3.Connection) -> list[_SessionRow]:
+        return [
+            _SessionRow(
+                id=str(r[0]),
+                parent=r[1] or "",
+                title=r[2] or "",
+                messages=int(r[3] or 0),
+                prompt_tokens=int(r[4] or 0),
+                completion_tokens=int(r[5] or 0),
+                cost=float(r[6] or 0.0),
+                created=int(r[7] or 0),
+                updated=int(r[8] or 0),
+            )
+            for r in conn.execute(
+                "SELECT id, parent_session_id, title, message_count, prompt_tokens,"
+                " completion_tokens, cost, created_at, updated_at FROM sessions"
+                " ORDER BY created_at, rowid"
+            )
+        ]
+
+    def message_rows(self, conn: sqlite3.Connection, session_id: str) -> list[_MessageRow]:
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+        provider = "provider" if "provider" in columns else "NULL"
+        summary = "is_summary_message" if "is_summary_message" in columns else "0"
+        return [
+            _MessageRow(
+                id=str(r[0]),
+                role=str(r[1] or ""),
+                parts=r[2].encode() if isinstance(r[2], str) else bytes(r[2] or b""),
+                model=r[3] or "",
+                provider=r[4] or "",
+                created=int(r[5] or 0),
+                finished=None if r[6] is None else int(r[6]),
+                summary=bool(r[7]),
+            )
+            for r in conn.execute(
+                f"SELECT id, role, parts, model, {provider}, created_at, finished_at, {summary}"
+                " FROM messages WHERE session_id = ? ORDER BY created_at, rowid",
+                (session_id,),
+            )
+        ]
+
+    def row_info(self, row: _SessionRow) -> ConversationInfo:
+        return ConversationInfo(
+            id=row.id,
+            title=listed_title(row.title),
+            created=_when(row.created),
+            updated=_when(row.updated),
+            messages=row.messages,
+        )
+
+    def store_cwd(self, doc: Document) -> str:
+        """The project folder a ``.crush`` folder holding the database stands in."""
         path = document_path(doc)
         folder = os.path.dirname(os.path.abspath(path))
         return os.path.dirname(folder) if os.path.basename(folder) == ".crush" else ""
 
-    def conversations(self, doc: Document) -> list[ConversationInfo]:
-        conn = self.open_store(doc)
-        with self.reading(conn):
-            return [_info(s) for s in _sessions(conn)]
+    def events_for(
+        self, rows: list[_SessionRow], cwd: str
+    ) -> Callable[[_SessionRow, list[_MessageRow]], list[Event]]:
+        """A session's events, its last reply taking the session's cost less its subagents'."""
+        child_cost = _child_costs(rows)
+        return lambda row, messages: self._build(row, messages, cwd, child_cost)
 
-    def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
-        conn = self.open_store(doc)
-        cwd = self._cwd(doc)
-        with self.reading(conn):
-            rows = _sessions(conn)
-            child_cost = _child_costs(rows)
-            for row in rows:
-                if only is not None and row.id != only:
-                    continue
-                self.begin(row.id)
-                events = self._build(row, _messages(conn, row.id), cwd, child_cost)
-                yield DocumentSession(_info(row), events, self.skipped)
+    def settled(self, messages: list[_MessageRow]) -> list[_MessageRow]:
+        """The messages before the first reply still streaming."""
+        for i, m in enumerate(messages):
+            if not _settled(m):
+                return messages[:i]
+        return messages
 
     def tail(self, doc: Document) -> RowsTail:
         """Follow the database *doc* as Crush writes it (see :class:`RowsTail`).
@@ -184,7 +231,7 @@ class CrushAdapter(SqliteAdapter):
         session's last reply takes the session's usage, written after it);
         the stop shows the rest.
         """
-        self._tail_cwd = self._cwd(doc)
+        self._tail_cwd = self.store_cwd(doc)
         return RowsTail(self, doc.connect, document_path(doc))
 
     # -- following ----------------------------------------------------------------------
@@ -197,26 +244,6 @@ class CrushAdapter(SqliteAdapter):
             "SELECT session_id, COUNT(*), MAX(updated_at), SUM(LENGTH(CAST(parts AS BLOB))),"
             " COUNT(finished_at) FROM messages GROUP BY session_id",
         )
-
-    def settled_events(
-        self, conn: sqlite3.Connection, session_id: str, *, final: bool
-    ) -> list[Event]:
-        """The session's events up to its first message still being written."""
-        rows = _sessions(conn)
-        row = next((r for r in rows if r.id == session_id), None)
-        if row is None:
-            return []
-        messages = _messages(conn, session_id)
-        if not final:
-            for i, m in enumerate(messages):
-                if not _settled(m):
-                    messages = messages[:i]
-                    break
-            if not messages:
-                return []
-        self.begin(session_id)
-        events = self._build(row, messages, getattr(self, "_tail_cwd", ""), _child_costs(rows))
-        return events if final else hold_last_reply(events)
 
     # -- events -------------------------------------------------------------------------
 
@@ -409,37 +436,6 @@ def _record(msg: _MessageRow) -> bytes:
     )
 
 
-def _info(row: _SessionRow) -> ConversationInfo:
-    return ConversationInfo(
-        id=row.id,
-        title=listed_title(row.title),
-        created=_when(row.created),
-        updated=_when(row.updated),
-        messages=row.messages,
-    )
-
-
-def _sessions(conn: sqlite3.Connection) -> list[_SessionRow]:
-    return [
-        _SessionRow(
-            id=str(r[0]),
-            parent=r[1] or "",
-            title=r[2] or "",
-            messages=int(r[3] or 0),
-            prompt_tokens=int(r[4] or 0),
-            completion_tokens=int(r[5] or 0),
-            cost=float(r[6] or 0.0),
-            created=int(r[7] or 0),
-            updated=int(r[8] or 0),
-        )
-        for r in conn.execute(
-            "SELECT id, parent_session_id, title, message_count, prompt_tokens,"
-            " completion_tokens, cost, created_at, updated_at FROM sessions"
-            " ORDER BY created_at, rowid"
-        )
-    ]
-
-
 def _child_costs(rows: list[_SessionRow]) -> dict[str, float]:
     """Per parent session: the cost of its subagents, which Crush adds to the parent's."""
     out: dict[str, float] = {}
@@ -447,26 +443,3 @@ def _child_costs(rows: list[_SessionRow]) -> dict[str, float]:
         if r.parent and not r.id.startswith("title-"):
             out[r.parent] = out.get(r.parent, 0.0) + r.cost
     return out
-
-
-def _messages(conn: sqlite3.Connection, session_id: str) -> list[_MessageRow]:
-    columns = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
-    provider = "provider" if "provider" in columns else "NULL"
-    summary = "is_summary_message" if "is_summary_message" in columns else "0"
-    return [
-        _MessageRow(
-            id=str(r[0]),
-            role=str(r[1] or ""),
-            parts=r[2].encode() if isinstance(r[2], str) else bytes(r[2] or b""),
-            model=r[3] or "",
-            provider=r[4] or "",
-            created=int(r[5] or 0),
-            finished=None if r[6] is None else int(r[6]),
-            summary=bool(r[7]),
-        )
-        for r in conn.execute(
-            f"SELECT id, role, parts, model, {provider}, created_at, finished_at, {summary}"
-            " FROM messages WHERE session_id = ? ORDER BY created_at, rowid",
-            (session_id,),
-        )
-    ]

@@ -31,7 +31,7 @@ Mapping decisions:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -39,11 +39,11 @@ import msgspec
 from msgspec import Raw
 
 from agentminutes.harness._content import item_block
-from agentminutes.harness._rows_tail import RowsTail, session_prints
-from agentminutes.harness._sqlite import SqliteAdapter, hold_last_reply, last_reply
+from agentminutes.harness._rows_tail import RowsAdapter, RowsTail, session_prints
+from agentminutes.harness._sqlite import last_reply
 from agentminutes.harness._stamp import Stamp
 from agentminutes.harness._whole_json import ms_time
-from agentminutes.harness.base import ConversationInfo, DocumentSession, document_path, listed_title
+from agentminutes.harness.base import ConversationInfo, document_path, listed_title
 from agentminutes.harness.goose.vocabulary import CONTENT_TYPES, HARNESS, tool_kind
 from agentminutes.schema import (
     NO_RAW,
@@ -157,7 +157,7 @@ def _sql_time(value: str) -> str:
     return ""
 
 
-class GooseAdapter(SqliteAdapter):
+class GooseAdapter(RowsAdapter[_SessionRow, _MessageRow]):
     """Parses Goose's ``sessions.db``, one session per conversation."""
 
     name: ClassVar[str] = HARNESS
@@ -168,20 +168,80 @@ class GooseAdapter(SqliteAdapter):
 
     # -- reading ------------------------------------------------------------------------
 
-    def conversations(self, doc: Document) -> list[ConversationInfo]:
-        conn = self.open_store(doc)
-        with self.reading(conn):
-            return [_info(s) for s in _sessions(conn)]
+    def session_rows(self, conn: sqlite3.Connection) -> list[_SessionRow]:
+        cols = _columns(conn, "sessions")
 
-    def sessions(self, doc: Document, only: str | None = None) -> Iterator[DocumentSession]:
-        conn = self.open_store(doc)
-        with self.reading(conn):
-            for row in _sessions(conn):
-                if only is not None and row.id != only:
-                    continue
-                self.begin(row.id)
-                events = self._build(row, _messages(conn, row.id))
-                yield DocumentSession(_info(row), events, self.skipped)
+        def col(name: str, default: str = "NULL") -> str:
+            return name if name in cols else default
+
+        counts = {
+            str(sid): int(n)
+            for sid, n in conn.execute(
+                "SELECT session_id, COUNT(*) FROM messages GROUP BY session_id"
+            )
+        }
+        name = (
+            "COALESCE(NULLIF(name, ''), description)"
+            if "name" in cols
+            else col("description", "''")
+        )
+        rows = conn.execute(
+            f"SELECT id, {name}, {col('session_type', repr('user'))}, working_dir, created_at,"
+            f" updated_at, {col('model_config_json')}, {col('accumulated_input_tokens')},"
+            f" {col('accumulated_output_tokens')}, {col('accumulated_cost')}"
+            " FROM sessions ORDER BY created_at, rowid"
+        )
+        return [
+            _SessionRow(
+                id=str(r[0]),
+                name=r[1] or "",
+                kind=r[2] or "user",
+                cwd=r[3] or "",
+                created=str(r[4] or ""),
+                updated=str(r[5] or ""),
+                model_config=r[6] or "",
+                input_tokens=None if r[7] is None else int(r[7]),
+                output_tokens=None if r[8] is None else int(r[8]),
+                cost=None if r[9] is None else float(r[9]),
+                messages=counts.get(str(r[0]), 0),
+            )
+            for r in rows
+        ]
+
+    def message_rows(self, conn: sqlite3.Connection, session_id: str) -> list[_MessageRow]:
+        cols = _columns(conn, "messages")
+        mid = "message_id" if "message_id" in cols else "NULL"
+        meta = "metadata_json" if "metadata_json" in cols else "NULL"
+        return [
+            _MessageRow(
+                rowid=int(r[0]),
+                id=str(r[1] or f"msg_{session_id}_{r[0]}"),
+                role=str(r[2] or ""),
+                content=r[3].encode() if isinstance(r[3], str) else bytes(r[3] or b""),
+                created=int(r[4] or 0),
+                metadata=(r[5].encode() if isinstance(r[5], str) else bytes(r[5] or b"")),
+            )
+            for r in conn.execute(
+                f"SELECT id, {mid}, role, content_json, created_timestamp, {meta}"
+                " FROM messages WHERE session_id = ? ORDER BY id",
+                (session_id,),
+            )
+        ]
+
+    def row_info(self, row: _SessionRow) -> ConversationInfo:
+        return ConversationInfo(
+            id=row.id,
+            title=listed_title(row.name),
+            created=_sql_time(row.created),
+            updated=_sql_time(row.updated),
+            messages=row.messages,
+        )
+
+    def events_for(
+        self, rows: list[_SessionRow], cwd: str
+    ) -> Callable[[_SessionRow, list[_MessageRow]], list[Event]]:
+        """Each session's events come from its own rows (Goose writes each message whole)."""
+        return self._build
 
     def tail(self, doc: Document) -> RowsTail:
         """Follow the database *doc* as Goose writes it (see :class:`RowsTail`)."""
@@ -198,20 +258,6 @@ class GooseAdapter(SqliteAdapter):
             "SELECT session_id, COUNT(*), MAX(id), SUM(LENGTH(CAST(content_json AS BLOB)))"
             " FROM messages GROUP BY session_id",
         )
-
-    def settled_events(
-        self, conn: sqlite3.Connection, session_id: str, *, final: bool
-    ) -> list[Event]:
-        """The session's events, its last reply held (Goose writes each message whole)."""
-        row = next((r for r in _sessions(conn) if r.id == session_id), None)
-        if row is None:
-            return []
-        messages = _messages(conn, session_id)
-        if not messages and not final:
-            return []
-        self.begin(session_id)
-        events = self._build(row, messages)
-        return events if final else hold_last_reply(events)
 
     # -- events -------------------------------------------------------------------------
 
@@ -373,71 +419,5 @@ def _record(msg: _MessageRow) -> bytes:
     )
 
 
-def _info(row: _SessionRow) -> ConversationInfo:
-    return ConversationInfo(
-        id=row.id,
-        title=listed_title(row.name),
-        created=_sql_time(row.created),
-        updated=_sql_time(row.updated),
-        messages=row.messages,
-    )
-
-
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def _sessions(conn: sqlite3.Connection) -> list[_SessionRow]:
-    cols = _columns(conn, "sessions")
-
-    def col(name: str, default: str = "NULL") -> str:
-        return name if name in cols else default
-
-    counts = {
-        str(sid): int(n)
-        for sid, n in conn.execute("SELECT session_id, COUNT(*) FROM messages GROUP BY session_id")
-    }
-    name = "COALESCE(NULLIF(name, ''), description)" if "name" in cols else col("description", "''")
-    rows = conn.execute(
-        f"SELECT id, {name}, {col('session_type', repr('user'))}, working_dir, created_at,"
-        f" updated_at, {col('model_config_json')}, {col('accumulated_input_tokens')},"
-        f" {col('accumulated_output_tokens')}, {col('accumulated_cost')}"
-        " FROM sessions ORDER BY created_at, rowid"
-    )
-    return [
-        _SessionRow(
-            id=str(r[0]),
-            name=r[1] or "",
-            kind=r[2] or "user",
-            cwd=r[3] or "",
-            created=str(r[4] or ""),
-            updated=str(r[5] or ""),
-            model_config=r[6] or "",
-            input_tokens=None if r[7] is None else int(r[7]),
-            output_tokens=None if r[8] is None else int(r[8]),
-            cost=None if r[9] is None else float(r[9]),
-            messages=counts.get(str(r[0]), 0),
-        )
-        for r in rows
-    ]
-
-
-def _messages(conn: sqlite3.Connection, session_id: str) -> list[_MessageRow]:
-    cols = _columns(conn, "messages")
-    mid = "message_id" if "message_id" in cols else "NULL"
-    meta = "metadata_json" if "metadata_json" in cols else "NULL"
-    return [
-        _MessageRow(
-            rowid=int(r[0]),
-            id=str(r[1] or f"msg_{session_id}_{r[0]}"),
-            role=str(r[2] or ""),
-            content=r[3].encode() if isinstance(r[3], str) else bytes(r[3] or b""),
-            created=int(r[4] or 0),
-            metadata=(r[5].encode() if isinstance(r[5], str) else bytes(r[5] or b"")),
-        )
-        for r in conn.execute(
-            f"SELECT id, {mid}, role, content_json, created_timestamp, {meta}"
-            " FROM messages WHERE session_id = ? ORDER BY id",
-            (session_id,),
-        )
-    ]
