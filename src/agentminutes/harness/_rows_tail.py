@@ -8,6 +8,8 @@ change, sizes), rebuilds only the sessions whose fingerprint moved, and hands
 on the events not written before, in order, up to the first message that is
 not settled yet (a reply still streaming). A stop (:meth:`flush`) writes the
 rest. The database is never written, and never read whole on each poll.
+:class:`RowsAdapter` is what the two adapters share besides: listing, reading
+and following sessions over each format's own queries and rows.
 """
 
 from __future__ import annotations
